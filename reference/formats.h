@@ -1,0 +1,144 @@
+// Binary floating-point formats the project stores and simulates, and exact conversion between
+// them and any binary number type (double, float128, mp).
+//
+// Rounding is done by one generic algorithm (`encode`): split |x| into exponent and significand
+// with frexp/ldexp (exact in every binary type), round the significand to an integer with
+// round-to-nearest-even, then apply the format's exponent range. Subnormals are kept.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace lmo::ref {
+
+enum class Format : uint8_t { f64, f32, tf32, bf16, f16, e4m3, e5m2 };
+inline constexpr Format kAllFormats[] = {Format::f64,  Format::f32, Format::tf32, Format::bf16,
+                                         Format::f16,  Format::e4m3, Format::e5m2};
+
+// What happens to a finite value whose rounded magnitude exceeds the largest finite value.
+enum class Overflow : uint8_t {
+  kIeee,      // to ±inf; for e4m3 (no infinity, "FN") to NaN. ±inf input stays ±inf / NaN.
+  kSaturate,  // to ±max finite; ±inf input also to ±max finite (the CUDA/OCP "satfinite" rule).
+};
+
+struct FormatSpec {
+  Format id;
+  std::string_view name;
+  int exp_bits;
+  int frac_bits;   // explicit fraction bits; precision is frac_bits + 1
+  int bias;
+  bool has_inf;    // false only for e4m3 (OCP "E4M3FN": exponent 1111 holds normal numbers)
+  int container_bits;  // bits of the storage word
+  int shift;       // the pattern sits in the high bits of the container (tf32: 19 of 32 bits)
+
+  constexpr int precision() const { return frac_bits + 1; }
+  constexpr int emin() const { return 1 - bias; }
+  // Largest exponent of a finite value. IEEE reserves the all-ones exponent field; E4M3FN
+  // reserves only the single all-ones pattern S.1111.111 for NaN.
+  constexpr int emax() const {
+    int top = (1 << exp_bits) - 1;
+    return (has_inf ? top - 1 : top) - bias;
+  }
+  // Largest finite significand (as an integer in units of the last place, precision bits).
+  constexpr uint64_t max_significand() const {
+    uint64_t all = (uint64_t{1} << precision()) - 1;
+    return has_inf ? all : all - 1;
+  }
+  constexpr uint64_t pattern_mask() const {
+    int bits = 1 + exp_bits + frac_bits;
+    return bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  }
+};
+
+constexpr FormatSpec kFormatSpecs[] = {
+    {Format::f64, "f64", 11, 52, 1023, true, 64, 0},
+    {Format::f32, "f32", 8, 23, 127, true, 32, 0},
+    {Format::tf32, "tf32", 8, 10, 127, true, 32, 13},
+    {Format::bf16, "bf16", 8, 7, 127, true, 16, 0},
+    {Format::f16, "f16", 5, 10, 15, true, 16, 0},
+    {Format::e4m3, "e4m3", 4, 3, 7, false, 8, 0},
+    {Format::e5m2, "e5m2", 5, 2, 15, true, 8, 0},
+};
+
+constexpr const FormatSpec& spec(Format f) { return kFormatSpecs[static_cast<int>(f)]; }
+constexpr std::string_view format_name(Format f) { return spec(f).name; }
+std::optional<Format> parse_format(std::string_view name);
+
+// Named bit patterns of a format (in container position).
+uint64_t max_finite_bits(Format f, bool negative = false);
+uint64_t inf_bits(Format f, bool negative = false);  // e4m3 has none: returns NaN
+uint64_t nan_bits(Format f);                         // canonical quiet NaN, sign clear
+uint64_t min_subnormal_bits(Format f);
+bool bits_is_nan(Format f, uint64_t bits);
+bool bits_is_inf(Format f, uint64_t bits);
+
+namespace detail {
+uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t frac);
+}
+
+// Round x (any binary type with frexp/ldexp/floor/isnan/isinf/signbit found by ADL or in std)
+// to nearest-even in format f, and return the container bit pattern.
+template <class T>
+uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
+  using std::floor;
+  using std::frexp;
+  using std::isinf;
+  using std::isnan;
+  using std::ldexp;
+  using std::signbit;
+  const FormatSpec& s = spec(f);
+  if (isnan(x)) return nan_bits(f);
+  const bool neg = signbit(x);
+  if (isinf(x)) return overflow == Overflow::kSaturate ? max_finite_bits(f, neg) : inf_bits(f, neg);
+  T a = neg ? T(-x) : x;
+  if (a == 0) return detail::assemble(s, neg, 0, 0);
+  int e = 0;
+  (void)frexp(a, &e);          // a = m * 2^e, m in [0.5, 1)
+  int exp = e - 1;             // a in [2^exp, 2^(exp+1))
+  if (exp < s.emin()) exp = s.emin();  // subnormal range: fixed quantum 2^(emin - frac)
+  if (exp > s.emax() + 1) {    // far beyond the range: no need to scale (avoids overflow in T)
+    return overflow == Overflow::kSaturate ? max_finite_bits(f, neg) : inf_bits(f, neg);
+  }
+  T scaled = ldexp(a, s.frac_bits - exp);  // exact: a power-of-two scaling
+  T q = floor(scaled);
+  T rem = scaled - q;                      // exact: q and scaled share the same exponent range
+  uint64_t sig = static_cast<uint64_t>(q);
+  T half = T(1) / T(2);
+  if (rem > half || (rem == half && (sig & 1))) ++sig;
+  if (sig >> s.precision()) {              // carried into the next binade
+    sig >>= 1;
+    ++exp;
+  }
+  if (exp > s.emax() || (exp == s.emax() && sig > s.max_significand())) {
+    return overflow == Overflow::kSaturate ? max_finite_bits(f, neg) : inf_bits(f, neg);
+  }
+  const uint64_t hidden = uint64_t{1} << s.frac_bits;
+  if (sig < hidden) return detail::assemble(s, neg, 0, sig);  // subnormal (or zero)
+  return detail::assemble(s, neg, exp + s.bias, sig - hidden);
+}
+
+// Exact value of a bit pattern as T (every format here fits exactly in double and wider).
+template <class T>
+T decode(Format f, uint64_t bits) {
+  using std::ldexp;
+  const FormatSpec& s = spec(f);
+  uint64_t p = (bits >> s.shift) & s.pattern_mask();
+  const bool neg = (p >> (s.exp_bits + s.frac_bits)) & 1;
+  const int bexp = static_cast<int>((p >> s.frac_bits) & ((uint64_t{1} << s.exp_bits) - 1));
+  const uint64_t frac = p & ((uint64_t{1} << s.frac_bits) - 1);
+  T v;
+  if (bits_is_nan(f, bits)) {
+    v = std::numeric_limits<T>::quiet_NaN();
+  } else if (bits_is_inf(f, bits)) {
+    v = std::numeric_limits<T>::infinity();
+  } else if (bexp == 0) {
+    v = ldexp(T(frac), s.emin() - s.frac_bits);
+  } else {
+    v = ldexp(T(frac | (uint64_t{1} << s.frac_bits)), bexp - s.bias - s.frac_bits);
+  }
+  return neg ? T(-v) : v;
+}
+
+}  // namespace lmo::ref

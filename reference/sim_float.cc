@@ -1,0 +1,88 @@
+#include "reference/sim_float.h"
+
+#include <mpfr.h>
+
+#include <stdexcept>
+
+namespace lmo::ref::odd {
+namespace {
+
+// One MPFR variable at double's precision, reused per thread (mpfr_init is not free).
+struct Scratch {
+  mpfr_t a, b, c, r;
+  Scratch() {
+    mpfr_inits2(53, a, b, c, r, static_cast<mpfr_ptr>(nullptr));
+  }
+  ~Scratch() { mpfr_clears(a, b, c, r, static_cast<mpfr_ptr>(nullptr)); }
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+// r holds the result rounded toward zero and `ternary` says whether it was inexact: make the
+// last bit odd in that case, which is the round-to-odd of the exact value.
+double finish_odd(mpfr_t r, int ternary) {
+  if (ternary != 0 && mpfr_regular_p(r)) {
+    // Rounded toward zero: the exact value lies strictly between r and the next value away
+    // from zero. Pick whichever of the two has an odd last bit.
+    // The significand as a 53-bit integer tells the parity of the last place.
+    mpz_t m;
+    mpz_init(m);
+    (void)mpfr_get_z_2exp(m, r);
+    const bool odd_last = mpz_odd_p(m);
+    mpz_clear(m);
+    if (!odd_last) {
+      if (mpfr_sgn(r) > 0) {
+        mpfr_nextabove(r);
+      } else {
+        mpfr_nextbelow(r);
+      }
+    }
+  } else if (ternary != 0 && mpfr_zero_p(r)) {
+    // Cannot happen with MPFR's unbounded exponent range at these magnitudes; keep it loud.
+    throw std::logic_error("round-to-odd: inexact zero");
+  }
+  // Exact: r has 53 bits. Values beyond double's range become ±inf or ±0, which every simulated
+  // format (range far inside double's) rounds identically.
+  return mpfr_get_d(r, MPFR_RNDN);
+}
+
+}  // namespace
+
+double unary(Fn fn, double x) {
+  Scratch& s = scratch();
+  mpfr_set_d(s.a, x, MPFR_RNDN);  // exact
+  int t = 0;
+  switch (fn) {
+    case Fn::exp: t = mpfr_exp(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::expm1: t = mpfr_expm1(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::log: t = mpfr_log(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::log1p: t = mpfr_log1p(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::tanh: t = mpfr_tanh(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::erf: t = mpfr_erf(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::sin: t = mpfr_sin(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::cos: t = mpfr_cos(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::sqrt: t = mpfr_sqrt(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::atan: t = mpfr_atan(s.r, s.a, MPFR_RNDZ); break;
+  }
+  return finish_odd(s.r, t);
+}
+
+double fma(double a, double b, double c) {
+  Scratch& s = scratch();
+  mpfr_set_d(s.a, a, MPFR_RNDN);
+  mpfr_set_d(s.b, b, MPFR_RNDN);
+  mpfr_set_d(s.c, c, MPFR_RNDN);
+  return finish_odd(s.r, mpfr_fma(s.r, s.a, s.b, s.c, MPFR_RNDZ));
+}
+
+double pow(double a, double b) {
+  Scratch& s = scratch();
+  mpfr_set_d(s.a, a, MPFR_RNDN);
+  mpfr_set_d(s.b, b, MPFR_RNDN);
+  return finish_odd(s.r, mpfr_pow(s.r, s.a, s.b, MPFR_RNDZ));
+}
+
+}  // namespace lmo::ref::odd

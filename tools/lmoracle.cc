@@ -1,0 +1,63 @@
+// lmoracle: the command-line program. Exit codes: 0 success, 1 a verdict failed, 2 bad usage
+// or bad input (the message names what was wrong).
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "oracle/system_info.h"
+
+namespace {
+
+int run_list(bool json) {
+  const lmo::oracle::SystemInfo info = lmo::oracle::system_info();
+  if (json) {
+    std::cout << lmo::oracle::to_json(info).dump(2) << "\n";
+  } else {
+    std::cout << lmo::oracle::to_text(info);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "lmoracle: deterministic reference simulator and test oracle for transformer math"};
+  app.set_version_flag("--version", std::string("lmoracle ") + lmo::oracle::version());
+  app.require_subcommand(1);
+
+  bool list_json = false;
+  CLI::App* list = app.add_subcommand(
+      "list", "Number formats, SIMD targets (compiled and supported), CUDA build and device");
+  list->add_flag("--json", list_json, "Print JSON instead of a table");
+
+  CLI::App* verify = app.add_subcommand(
+      "verify", "Run every backend on the built-in cases and judge them against the reference");
+  verify->allow_extras();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "lmoracle: " << e.what() << "\n(run `lmoracle --help` for usage)\n";
+    return 2;
+  }
+
+  try {
+    if (list->parsed()) return run_list(list_json);
+    if (verify->parsed()) {
+      std::cerr << "lmoracle verify: the oracle (cases, backends, judging) is not in this build "
+                   "yet; it arrives with the [oracle] issue\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "lmoracle: " << e.what() << "\n";
+    return 2;
+  }
+  return 2;
+}
