@@ -2,7 +2,7 @@
 
 #include <mpfr.h>
 
-#include <stdexcept>
+#include <limits>
 
 namespace lmo::ref::odd {
 namespace {
@@ -41,8 +41,11 @@ double finish_odd(mpfr_t r, int ternary) {
       }
     }
   } else if (ternary != 0 && mpfr_zero_p(r)) {
-    // Cannot happen with MPFR's unbounded exponent range at these magnitudes; keep it loud.
-    throw std::logic_error("round-to-odd: inexact zero");
+    // Underflow below MPFR's exponent range (e.g. exp(-3e38)): the exact value is a nonzero
+    // number smaller than any double. The smallest subnormal double with the same sign stands
+    // for it: every simulated format rounds both to the same signed zero.
+    return mpfr_signbit(r) ? -std::numeric_limits<double>::denorm_min()
+                           : std::numeric_limits<double>::denorm_min();
   }
   // Exact: r has 53 bits. Values beyond double's range become ±inf or ±0, which every simulated
   // format (range far inside double's) rounds identically.

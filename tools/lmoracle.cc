@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "oracle/system_info.h"
 
@@ -34,6 +35,21 @@ int main(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand(
       "verify", "Run every backend on the built-in cases and judge them against the reference");
   verify->allow_extras();
+
+  // CLI11 would report an unknown subcommand as a missing one; name it instead.
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      found = found || sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "lmoracle: unknown subcommand '" << argv[1] << "' (expected one of: " << known
+                << ")\n";
+      return 2;
+    }
+  }
 
   try {
     app.parse(argc, argv);

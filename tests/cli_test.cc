@@ -1,0 +1,73 @@
+// The lmoracle program as a user runs it: exit codes, messages, and `list` output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(LMO_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Cli, VersionAndHelp) {
+  Result v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("lmoracle 0."), std::string::npos) << v.out;
+  Result h = run("--help");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("list"), std::string::npos) << h.out;
+}
+
+TEST(Cli, ListNamesEveryFormatAndTheSimdAndCudaState) {
+  Result r = run("list");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"f64", "f32", "tf32", "bf16", "f16", "e4m3", "e5m2", "SIMD", "CUDA"}) {
+    EXPECT_NE(r.out.find(f), std::string::npos) << f;
+  }
+}
+
+TEST(Cli, ListJsonIsWellFormed) {
+  Result r = run("list --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["formats"].size(), 7u);
+  EXPECT_EQ(j["formats"][5]["name"], "e4m3");
+  EXPECT_EQ(j["formats"][5]["max_finite"], 448.0);
+  EXPECT_EQ(j["formats"][5]["has_inf"], false);
+  EXPECT_FALSE(j["simd_targets"].empty());
+  bool any_supported = false;
+  for (const auto& t : j["simd_targets"]) any_supported = any_supported || t["supported"];
+  EXPECT_TRUE(any_supported);
+  EXPECT_TRUE(j["cuda"].contains("compiled"));
+  EXPECT_TRUE(j["cuda"].contains("device"));
+}
+
+TEST(Cli, BadUsageExitsTwoWithAMessage) {
+  Result a = run("frobnicate");
+  EXPECT_EQ(a.code, 2);
+  EXPECT_NE(a.out.find("unknown subcommand 'frobnicate'"), std::string::npos) << a.out;
+  Result b = run("list --bogus");
+  EXPECT_EQ(b.code, 2);
+  EXPECT_NE(b.out.find("--bogus"), std::string::npos) << b.out;
+  Result c = run("");
+  EXPECT_EQ(c.code, 2);
+}
+
+}  // namespace
