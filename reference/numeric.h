@@ -1,0 +1,83 @@
+// Conversions and constants that generic reference code needs on every number type: mp,
+// float128, double, float and the simulated formats (Sim<F>).
+//
+// Conventions for formula code (every header of reference/):
+//  - `template <class T, class Acc = T>`: T is the type every value and intermediate is held in;
+//    sums of products (dot products, means, softmax denominators) accumulate in Acc, left to
+//    right, and are converted back to T once. With T = Acc = Sim<F> this is the naive
+//    low-precision kernel; with T = bfloat16, Acc = float a kernel that accumulates in f32.
+//  - `using std::exp;` then unqualified calls, so mp, float128 and Sim<F> find their own.
+//  - constants through `constant<T>(...)` / `from_mp<T>(...)`: the exact constant rounded once.
+#pragma once
+
+#include <boost/math/constants/constants.hpp>
+#include <cmath>
+#include <type_traits>
+
+#include "reference/number_types.h"
+#include "reference/sim_float.h"
+
+namespace lmo::ref {
+
+// The value of x in mp; exact for every type here (all have at most 113 significant bits).
+template <class T>
+mp to_mp(const T& x) {
+  if constexpr (std::is_same_v<T, mp>) {
+    return x;
+  } else if constexpr (is_sim_v<T>) {
+    return static_cast<mp>(x);
+  } else if constexpr (std::is_same_v<T, float128>) {
+    return mp(x);
+  } else {
+    return mp(static_cast<double>(x));
+  }
+}
+
+// x rounded once to T (to nearest-even for double, float and the simulated formats).
+template <class T>
+T from_mp(const mp& x) {
+  if constexpr (std::is_same_v<T, mp>) {
+    return x;
+  } else if constexpr (is_sim_v<T>) {
+    return T(x);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return decode<double>(Format::f64, encode(Format::f64, x));
+  } else if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(decode<double>(Format::f32, encode(Format::f32, x)));
+  } else {
+    return static_cast<T>(x);  // float128: Boost converts through MPFR
+  }
+}
+
+// Convert between two project number types: exact when widening, rounded once when narrowing.
+template <class T>
+inline constexpr bool is_double_exact_v =
+    std::is_same_v<T, double> || std::is_same_v<T, float> || is_sim_v<T>;
+
+template <class To, class From>
+To convert(const From& x) {
+  if constexpr (std::is_same_v<To, From>) {
+    return x;
+  } else if constexpr (is_double_exact_v<To> && is_double_exact_v<From>) {
+    // Every value of these types is a double, and double -> To rounds once (the CPU's IEEE
+    // conversion for float, encode() for Sim<F>): no trip through mp needed.
+    return To(static_cast<double>(x));
+  } else {
+    return from_mp<To>(to_mp(x));
+  }
+}
+
+// A double constant (exact: written as a literal the formula itself uses, like 0.044715)
+// rounded once to T. For a constant like 0.044715 the exact value meant is the decimal, so
+// pass it as a string instead.
+template <class T>
+T constant(const char* decimal) {
+  return from_mp<T>(mp(decimal));
+}
+
+template <class T>
+T pi() {
+  return from_mp<T>(boost::math::constants::pi<mp>());
+}
+
+}  // namespace lmo::ref

@@ -1,0 +1,52 @@
+#include "reference/parallel.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace lmo::ref {
+namespace {
+std::atomic<int> g_threads{0};
+}
+
+void set_reference_threads(int n) { g_threads = n < 0 ? 0 : n; }
+
+int reference_threads() {
+  const int n = g_threads.load();
+  if (n > 0) return n;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
+  if (n <= 0) return;
+  const int64_t threads = std::min<int64_t>(reference_threads(), n);
+  if (threads == 1) {
+    for (int64_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    pool.emplace_back([&, begin, end] {
+      try {
+        for (int64_t i = begin; i < end; ++i) body(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+      mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);  // MPFR keeps per-thread constant caches
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace lmo::ref
