@@ -1,0 +1,54 @@
+// SHA-256 against the FIPS 180-4 / NIST CSRC example digests.
+#include "oracle/sha256.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace lmo::oracle {
+namespace {
+
+TEST(Sha256, Abc) {
+  EXPECT_EQ(to_hex(sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Sha256, Empty) {
+  EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+// 56 bytes: the padding no longer fits the first block, so a second, length-only block is made.
+TEST(Sha256, TwoBlockMessage448Bits) {
+  EXPECT_EQ(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+// FIPS 180-2 appendix B.3. (The digest reads ...f1809a48...; coreutils sha256sum and Python's
+// hashlib agree.)
+TEST(Sha256, OneMillionA) {
+  const std::string a(1000000, 'a');
+  EXPECT_EQ(to_hex(sha256(a)), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// The same million bytes fed in uneven pieces (across block boundaries) give the same digest.
+TEST(Sha256, IncrementalUpdatesMatchOneShot) {
+  const std::string a(1000000, 'a');
+  Sha256 h;
+  size_t pos = 0;
+  for (size_t piece = 1; pos < a.size(); piece = piece * 7 % 997 + 1) {
+    const size_t n = std::min(piece, a.size() - pos);
+    h.update(std::string_view(a).substr(pos, n));
+    pos += n;
+  }
+  EXPECT_EQ(to_hex(h.finish()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, HexIsLowercaseTwoDigitsPerByte) {
+  const std::vector<uint8_t> b = {0x00, 0x0f, 0xa0, 0xff};
+  EXPECT_EQ(to_hex(b), "000fa0ff");
+  EXPECT_EQ(sha256_hex(b).size(), 64u);
+}
+
+}  // namespace
+}  // namespace lmo::oracle
