@@ -167,9 +167,13 @@ TEST(RopeScaling, RulesKeepOrScaleFrequenciesExactlyWhereTheyShould) {
     if (rule == "llama3") {
       const auto regimes = c["regimes"].get<std::vector<std::string>>();
       for (size_t k = 0; k < h.size(); ++k) {
-        if (regimes[k] == "kept") EXPECT_EQ(h[k], theta[k]) << k;
-        if (regimes[k] == "scaled") EXPECT_EQ(h[k], theta[k] / 8) << k;
-        if (regimes[k] == "smooth") EXPECT_TRUE(theta[k] / 8 < h[k] && h[k] < theta[k]) << k;
+        if (regimes[k] == "kept") {
+          EXPECT_EQ(h[k], theta[k]) << k;
+        } else if (regimes[k] == "scaled") {
+          EXPECT_EQ(h[k], theta[k] / 8) << k;
+        } else {
+          EXPECT_TRUE(theta[k] / 8 < h[k] && h[k] < theta[k]) << k;
+        }
       }
     }
     if (rule == "linear") {
