@@ -197,7 +197,9 @@ TEST(T5Buckets, ExactAtALogBoundaryWhereFloat32IsOneLow) {
   EXPECT_EQ(boundary_cases, 5);
   // T5's own configurations (32 buckets, max_distance 128) have no such case in −200 … 200.
   for (const auto& c : data["t5_buckets"]) {
-    if (c["num_buckets"] == 32) EXPECT_TRUE(c["float32_differs_at"].empty());
+    if (c["num_buckets"] == 32) {
+      EXPECT_TRUE(c["float32_differs_at"].empty());
+    }
   }
 }
 
