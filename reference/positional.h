@@ -171,14 +171,15 @@ inline int64_t t5_relative_position_bucket(int64_t relative_position, bool bidir
   const int64_t buckets = bidirectional ? num_buckets / 2 : num_buckets;
   const int64_t max_exact = buckets / 2;
   if (max_exact < 1) {
-    throw std::invalid_argument("t5_relative_position_bucket: num_buckets " +
-                                std::to_string(num_buckets) + " too small (need >= " +
-                                (bidirectional ? "4 bidirectional)" : "2 causal)"));
+    throw std::invalid_argument(
+        "t5_relative_position_bucket: num_buckets " + std::to_string(num_buckets) +
+        " too small (need >= " + (bidirectional ? "4 bidirectional)" : "2 causal)"));
   }
   if (max_distance <= max_exact) {
     throw std::invalid_argument("t5_relative_position_bucket: max_distance " +
                                 std::to_string(max_distance) + " must exceed max_exact " +
-                                std::to_string(max_exact) + " (= num_buckets/4 bidirectional, "
+                                std::to_string(max_exact) +
+                                " (= num_buckets/4 bidirectional, "
                                 "num_buckets/2 causal)");
   }
   int64_t offset = 0;

@@ -1,7 +1,10 @@
-// F10 RoPE (rotary position embedding) and, with the scaling rules of F11, its long-context
-// variants. Pairs of dimensions are rotated by the angle p·θ_k, θ_k = base^(−2k/r),
-// k = 0 … r/2 − 1, where r is the number of rotated dimensions of one head (E08: per head, from
-// k = 0, not per model width).
+// F10 RoPE (rotary position embedding) and, with the scaling rules of F11 (rope_scaling.h:
+// other inverse frequencies for the same functions), its long-context variants. Pairs of
+// dimensions are rotated by the angle p·θ_k, θ_k = base^(−2k/r), k = 0 … r/2 − 1, where r is the
+// number of rotated dimensions of one head (E08: per head, from k = 0, not per model width).
+// Two evaluation routes, as in real kernels: angles from positions (rope), or a cos/sin table
+// indexed by position (rope_table, rope_from_table, rope_sequence); and the gradient
+// (rope_backward, rope_from_table_backward).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +66,8 @@ std::vector<T> rope_from_table(std::span<const T> x, std::span<const T> cos_row,
   }
   if (2 * half > d) {
     throw std::invalid_argument("rope: " + std::to_string(2 * half) +
-                                " rotary dimensions exceed the head dimension " + std::to_string(d));
+                                " rotary dimensions exceed the head dimension " +
+                                std::to_string(d));
   }
   std::vector<T> y(x.begin(), x.end());
   for (int64_t k = 0; k < half; ++k) {
@@ -111,8 +115,8 @@ std::vector<T> rope_from_table_backward(std::span<const T> dy, std::span<const T
 
 // Gradient of rope with respect to x: rotation of dy by −p θ_k (see rope_from_table_backward).
 template <class T>
-std::vector<T> rope_backward(std::span<const T> dy, const T& position,
-                             std::span<const T> inv_freq, RopeLayout layout) {
+std::vector<T> rope_backward(std::span<const T> dy, const T& position, std::span<const T> inv_freq,
+                             RopeLayout layout) {
   return rope(dy, T(-position), inv_freq, layout);
 }
 
@@ -148,8 +152,7 @@ RopeTable<T> rope_table(std::span<const T> positions, std::span<const T> inv_fre
 // side by side (the [tokens, heads, head_dim] layout flattened); token t is rotated with row t
 // of the table in every head.
 template <class T>
-Mat<T> rope_sequence(const Mat<T>& x, int64_t heads, const RopeTable<T>& table,
-                     RopeLayout layout) {
+Mat<T> rope_sequence(const Mat<T>& x, int64_t heads, const RopeTable<T>& table, RopeLayout layout) {
   if (heads <= 0 || x.cols % heads != 0) {
     throw std::invalid_argument("rope_sequence: heads " + std::to_string(heads) +
                                 " must be positive and divide the row width " +
@@ -163,10 +166,9 @@ Mat<T> rope_sequence(const Mat<T>& x, int64_t heads, const RopeTable<T>& table,
   Mat<T> y(x.rows, x.cols);
   parallel_for(x.rows, [&](int64_t t) {
     for (int64_t h = 0; h < heads; ++h) {
-      const std::vector<T> r =
-          rope_from_table(x.row(t).subspan(static_cast<size_t>(h * head_dim),
-                                           static_cast<size_t>(head_dim)),
-                          table.cos.row(t), table.sin.row(t), layout);
+      const std::vector<T> r = rope_from_table(
+          x.row(t).subspan(static_cast<size_t>(h * head_dim), static_cast<size_t>(head_dim)),
+          table.cos.row(t), table.sin.row(t), layout);
       for (int64_t c = 0; c < head_dim; ++c) y(t, h * head_dim + c) = r[static_cast<size_t>(c)];
     }
   });

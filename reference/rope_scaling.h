@@ -81,8 +81,9 @@ std::vector<T> rope_inv_freq_yarn_paper(int64_t rotary_dims, const T& base, cons
                                         const T& beta = T(32)) {
   rope_detail::require_scale(scale, "rope_inv_freq_yarn_paper");
   if (original_context <= 0) {
-    throw std::invalid_argument("rope_inv_freq_yarn_paper: original_context must be positive, "
-                                "got " + std::to_string(original_context));
+    throw std::invalid_argument(
+        "rope_inv_freq_yarn_paper: original_context must be positive, got " +
+        std::to_string(original_context));
   }
   if (!(alpha < beta)) {
     throw std::invalid_argument("rope_inv_freq_yarn_paper: need alpha < beta, got " +
@@ -186,9 +187,9 @@ std::vector<T> rope_inv_freq_llama3(int64_t rotary_dims, const T& base, const T&
                                 std::to_string(original_context));
   }
   if (!(T(0) < low_freq_factor && low_freq_factor < high_freq_factor)) {
-    throw std::invalid_argument("rope_inv_freq_llama3: need 0 < low_freq_factor < "
-                                "high_freq_factor, got " + to_mp(low_freq_factor).str() +
-                                " and " + to_mp(high_freq_factor).str());
+    throw std::invalid_argument(
+        "rope_inv_freq_llama3: need 0 < low_freq_factor < high_freq_factor, got " +
+        to_mp(low_freq_factor).str() + " and " + to_mp(high_freq_factor).str());
   }
   std::vector<T> inv = rope_inv_freq(rotary_dims, base);
   const T length = from_mp<T>(mp(original_context));
@@ -202,8 +203,8 @@ std::vector<T> rope_inv_freq_llama3(int64_t rotary_dims, const T& base, const T&
       theta = theta / factor;
       continue;
     }
-    const T smooth = T(T(T(length / wavelength) - low_freq_factor) /
-                       T(high_freq_factor - low_freq_factor));
+    const T smooth =
+        T(T(T(length / wavelength) - low_freq_factor) / T(high_freq_factor - low_freq_factor));
     theta = T(T(T(1) - smooth) * T(theta / factor)) + T(smooth * theta);
   }
   return inv;

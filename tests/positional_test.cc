@@ -1,12 +1,13 @@
 // F07 sinusoidal, F08 learned absolute, F09 Shaw relative logits and T5 relative position
 // buckets and bias, against mpmath (tests/data/make_positional.py → positional.json).
+#include "reference/positional.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "reference/positional.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::ref {
@@ -54,8 +55,7 @@ void check_sinusoidal(const nlohmann::json& c, double u) {
       }
     } else {
       const double angle = p / std::pow(base, static_cast<double>(2 * (i / 2)) / d);
-      EXPECT_LE(static_cast<double>(abs(to_mp(pe[s]) - want[s])),
-                sinusoidal_bound(u, base, angle))
+      EXPECT_LE(static_cast<double>(abs(to_mp(pe[s]) - want[s])), sinusoidal_bound(u, base, angle))
           << "p=" << p << " i=" << i;
     }
   }
@@ -119,12 +119,12 @@ TEST(ShawRelative, LogitsMatchMpmath) {
   const int64_t k = c["max_relative_position"];
   const Mat<mp> e = shaw_relative_logits<mp>(mat_of<mp>(c["x"]), mat_of<mp>(c["w_q"]),
                                              mat_of<mp>(c["w_k"]), mat_of<mp>(c["rel_k"]), k);
-  const Mat<float128> eq = shaw_relative_logits<float128>(
-      mat_of<float128>(c["x"]), mat_of<float128>(c["w_q"]), mat_of<float128>(c["w_k"]),
-      mat_of<float128>(c["rel_k"]), k);
-  const Mat<double> ed = shaw_relative_logits<double>(
-      mat_of<double>(c["x"]), mat_of<double>(c["w_q"]), mat_of<double>(c["w_k"]),
-      mat_of<double>(c["rel_k"]), k);
+  const Mat<float128> eq =
+      shaw_relative_logits<float128>(mat_of<float128>(c["x"]), mat_of<float128>(c["w_q"]),
+                                     mat_of<float128>(c["w_k"]), mat_of<float128>(c["rel_k"]), k);
+  const Mat<double> ed =
+      shaw_relative_logits<double>(mat_of<double>(c["x"]), mat_of<double>(c["w_q"]),
+                                   mat_of<double>(c["w_k"]), mat_of<double>(c["rel_k"]), k);
   const Mat<mp> q = matmul(mat_of<mp>(c["x"]), mat_of<mp>(c["w_q"]));
   const Mat<mp> kk = matmul(mat_of<mp>(c["x"]), mat_of<mp>(c["w_k"]));
   const Mat<mp> rel = mat_of<mp>(c["rel_k"]);
@@ -160,8 +160,7 @@ TEST(T5Buckets, MatchThePublishedRuleExactly) {
     const auto want = c["buckets"].get<std::vector<int64_t>>();
     for (size_t i = 0; i < rel.size(); ++i) {
       EXPECT_EQ(t5_relative_position_bucket(rel[i], bidirectional, nb, md), want[i])
-          << (bidirectional ? "bidirectional " : "causal ") << nb << "/" << md << " at "
-          << rel[i];
+          << (bidirectional ? "bidirectional " : "causal ") << nb << "/" << md << " at " << rel[i];
       ++checked;
     }
   }
@@ -187,9 +186,8 @@ TEST(T5Buckets, ExactAtALogBoundaryWhereFloat32IsOneLow) {
     const auto at = c["float32_differs_at"].get<std::vector<int64_t>>();
     const auto f32 = c["float32_buckets_there"].get<std::vector<int64_t>>();
     for (size_t i = 0; i < at.size(); ++i) {
-      const int64_t exact =
-          t5_relative_position_bucket(at[i], c["bidirectional"], c["num_buckets"],
-                                      c["max_distance"]);
+      const int64_t exact = t5_relative_position_bucket(at[i], c["bidirectional"], c["num_buckets"],
+                                                        c["max_distance"]);
       EXPECT_EQ(exact, f32[i] + 1) << at[i];  // one bucket low, every case found
       ++boundary_cases;
     }
@@ -225,9 +223,9 @@ TEST(T5Bias, LooksUpTheBucketOfEveryQueryKeyPair) {
   const Mat<mp> table = mat_of<mp>(b["table"]);
   const Mat<bfloat16> table_bf16 = mat_of<bfloat16>(b["table"]);  // dyadic: exact in bf16
   for (const auto& c : b["cases"]) {
-    const auto bias = t5_relative_position_bias<mp>(table, c["query_len"], c["key_len"],
-                                                    c["bidirectional"], b["max_distance"],
-                                                    c["query_offset"]);
+    const auto bias =
+        t5_relative_position_bias<mp>(table, c["query_len"], c["key_len"], c["bidirectional"],
+                                      b["max_distance"], c["query_offset"]);
     const auto bias_bf16 = t5_relative_position_bias<bfloat16>(
         table_bf16, c["query_len"], c["key_len"], c["bidirectional"], b["max_distance"],
         c["query_offset"]);

@@ -14,8 +14,8 @@ namespace {
 
 template <class T>
 class PositionalTypes : public ::testing::Test {};
-using AllTypes = ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3,
-                                  fp8_e5m2>;
+using AllTypes =
+    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
 TYPED_TEST_SUITE(PositionalTypes, AllTypes);
 
 template <class T>
@@ -115,7 +115,8 @@ TYPED_TEST(PositionalTypes, T5BiasIsAnExactLookup) {
   using T = TypeParam;
   Mat<T> table(32, 2);
   for (int64_t b = 0; b < 32; ++b) {
-    for (int64_t h = 0; h < 2; ++h) table(b, h) = T(0.25 * static_cast<double>((b * 3 + h) % 17 - 8));
+    for (int64_t h = 0; h < 2; ++h)
+      table(b, h) = T(0.25 * static_cast<double>((b * 3 + h) % 17 - 8));
   }
   const auto bias = t5_relative_position_bias<T>(table, 4, 6, true);
   for (int64_t h = 0; h < 2; ++h) {

@@ -1,13 +1,14 @@
 // F11 long-context RoPE scaling against mpmath (tests/data/make_rope_scaling.py →
 // rope_scaling.json): position interpolation, NTK-aware base, YaRN (released code and paper),
 // Llama 3.1, the YaRN temperature; and the rules' exact structural properties in mp.
+#include "reference/rope_scaling.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "reference/rope_scaling.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::ref {
@@ -131,8 +132,8 @@ TEST(RopeScaling, YarnTemperatureMatchesMpmath) {
     const std::string m = c["mscale"];
     const mp want = expected(c["value"]);
     EXPECT_LT(relative_error(yarn_mscale<mp>(mp(s), mp(m)), want), mp("1e-40")) << s << " " << m;
-    EXPECT_LT(relative_error(to_mp(yarn_mscale<float128>(float128(s), constant<float128>(m.c_str()))),
-                             want),
+    EXPECT_LT(relative_error(
+                  to_mp(yarn_mscale<float128>(float128(s), constant<float128>(m.c_str()))), want),
               mp("1e-33"));  // ln, two products and a sum: ~4 roundings of 2^-113
     EXPECT_LT(relative_error(mp(yarn_mscale<double>(s, constant<double>(m.c_str()))), want),
               mp("1e-15"));

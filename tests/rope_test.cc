@@ -1,12 +1,13 @@
 // F10 RoPE against mpmath (tests/data/make_rope.py → rope.json), its gradient against central
 // differences, and its exact identities in mp.
+#include "reference/rope.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "reference/rope.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::ref {
@@ -23,9 +24,8 @@ RopeLayout layout_of(const nlohmann::json& c) {
 
 // (a, b) of pair k.
 std::pair<size_t, size_t> pair_of(int64_t k, int64_t half, RopeLayout layout) {
-  return layout == RopeLayout::kInterleaved
-             ? std::pair<size_t, size_t>(2 * k, 2 * k + 1)
-             : std::pair<size_t, size_t>(k, k + half);
+  return layout == RopeLayout::kInterleaved ? std::pair<size_t, size_t>(2 * k, 2 * k + 1)
+                                            : std::pair<size_t, size_t>(k, k + half);
 }
 
 template <class T>
@@ -274,8 +274,8 @@ TEST(Rope, PositionTypeIsTheCallersAndRoundsOnce) {
   // A rope at a bf16 position rotates by the angle of the rounded position.
   const std::vector<bfloat16> inv = rope_inv_freq<bfloat16>(2, bfloat16(10000.0));
   const std::vector<bfloat16> x{bfloat16(1.0), bfloat16(0.0)};
-  const std::vector<bfloat16> y = rope<bfloat16>(x, rope_position<bfloat16>(1000001), inv,
-                                                 RopeLayout::kInterleaved);
+  const std::vector<bfloat16> y =
+      rope<bfloat16>(x, rope_position<bfloat16>(1000001), inv, RopeLayout::kInterleaved);
   EXPECT_EQ(y[0].value(), bfloat16(cos(mp(999424))).value());
 }
 

@@ -14,8 +14,8 @@ namespace {
 
 template <class T>
 class RopeTypes : public ::testing::Test {};
-using AllTypes = ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3,
-                                  fp8_e5m2>;
+using AllTypes =
+    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
 TYPED_TEST_SUITE(RopeTypes, AllTypes);
 
 template <class T>
@@ -65,8 +65,8 @@ TYPED_TEST(RopeTypes, RopeRunsFiniteAndNearMp) {
       for (int64_t k = 0; k < 4; ++k) {
         const size_t a = layout == RopeLayout::kInterleaved ? 2 * k : k;
         const size_t b = layout == RopeLayout::kInterleaved ? 2 * k + 1 : k + 4;
-        const double norm = std::hypot(static_cast<double>(to_mp(x[a])),
-                                       static_cast<double>(to_mp(x[b])));
+        const double norm =
+            std::hypot(static_cast<double>(to_mp(x[a])), static_cast<double>(to_mp(x[b])));
         const double angle = p * static_cast<double>(inv_mp[static_cast<size_t>(k)]);
         const double bound = (compound(9, u) * angle + 2 * compound(3, u)) * norm;
         for (size_t i : {a, b}) {
@@ -167,8 +167,7 @@ TYPED_TEST(RopeTypes, ScalingRulesRunFiniteAndNearMp) {
     ASSERT_EQ(r.got.size(), 4u) << r.name;
     for (size_t k = 0; k < 4; ++k) {
       EXPECT_TRUE(finite(r.got[k]) && r.got[k] > T(0)) << r.name << " " << k;
-      EXPECT_LE(static_cast<double>(abs(to_mp(r.got[k]) - r.want[k]) / r.want[k]),
-                compound(16, u))
+      EXPECT_LE(static_cast<double>(abs(to_mp(r.got[k]) - r.want[k]) / r.want[k]), compound(16, u))
           << r.name << " " << k;
     }
   }
@@ -178,11 +177,11 @@ TYPED_TEST(RopeTypes, ScalingRulesRunFiniteAndNearMp) {
   // ln, a product, a product and a sum: compound(4, u) relative, plus ln's input rounding.
   const T m = yarn_mscale<T>(scale);
   EXPECT_TRUE(finite(m));
-  EXPECT_LE(static_cast<double>(abs(to_mp(m) - yarn_mscale<mp>(scale_mp)) /
-                                yarn_mscale<mp>(scale_mp)),
-            compound(6, u));
-  const RopeTable<T> t = rope_table<T>(std::vector<T>{T(1), T(2)},
-                                       rope_inv_freq_yarn<T>(8, base, scale, 48), m);
+  EXPECT_LE(
+      static_cast<double>(abs(to_mp(m) - yarn_mscale<mp>(scale_mp)) / yarn_mscale<mp>(scale_mp)),
+      compound(6, u));
+  const RopeTable<T> t =
+      rope_table<T>(std::vector<T>{T(1), T(2)}, rope_inv_freq_yarn<T>(8, base, scale, 48), m);
   for (const T& v : t.cos.data) EXPECT_TRUE(finite(v));
   for (const T& v : t.sin.data) EXPECT_TRUE(finite(v));
 }
