@@ -36,40 +36,31 @@
 #include <vector>
 
 #include "reference/linalg.h"
+#include "reference/moe_kinds.h"
 #include "reference/numeric.h"
 #include "reference/parallel.h"
 #include "reference/softmax.h"
 
 namespace lmo::ref {
 
-enum class RouterScore {
-  kSigmoid,  // s_i = sigmoid(z_i), independent per expert (DeepSeek-V3)
-  kSoftmax,  // s = softmax(z) over all N experts (Switch, GShard, Mixtral, DeepSeek-V2)
-};
-
-enum class GroupScore {
-  kTopTwoSum,  // sum of the two largest selection scores of the group (DeepSeek-V3)
-  kMax,        // the largest selection score of the group (DeepSeek-V2 "group_limited_greedy")
-};
-
 template <class T>
 struct RouterConfig {
-  int64_t top_k = 1;                      // K: experts selected per token
+  int64_t top_k = 1;  // K: experts selected per token
   RouterScore score = RouterScore::kSigmoid;
-  int64_t n_group = 1;                    // 1: no group limit
-  int64_t topk_group = 1;                 // groups kept when n_group > 1
+  int64_t n_group = 1;     // 1: no group limit
+  int64_t topk_group = 1;  // groups kept when n_group > 1
   GroupScore group_score = GroupScore::kTopTwoSum;
-  bool normalize = true;                  // g_i = s_i / Σ_selected s_j; false: g_i = s_i
-  T routed_scale = T(1);                  // multiplies every gate (2.5 in DeepSeek-V3)
-  bool literal_sigmoid = false;           // see router_sigmoid
+  bool normalize = true;         // g_i = s_i / Σ_selected s_j; false: g_i = s_i
+  T routed_scale = T(1);         // multiplies every gate (2.5 in DeepSeek-V3)
+  bool literal_sigmoid = false;  // see router_sigmoid
 };
 
 template <class T>
 struct Routing {
   RouterScore score = RouterScore::kSigmoid;
-  std::vector<T> affinities;        // s_i, all N experts, unbiased
-  std::vector<T> selection_scores;  // s_i + c_i, all N experts (= s_i without bias)
-  std::vector<T> group_scores;      // per group (empty without group limit)
+  std::vector<T> affinities;           // s_i, all N experts, unbiased
+  std::vector<T> selection_scores;     // s_i + c_i, all N experts (= s_i without bias)
+  std::vector<T> group_scores;         // per group (empty without group limit)
   std::vector<int64_t> group_ranking;  // all groups, best first (empty without group limit)
   std::vector<int64_t> groups;         // the kept groups, ascending
   std::vector<int64_t> ranking;        // eligible experts (in kept groups), best first
@@ -127,18 +118,18 @@ Routing<T> route(std::span<const T> logits, std::span<const T> bias, const Route
   const int64_t n = static_cast<int64_t>(logits.size());
   require(n >= 1, "route: logits must name at least one expert, got 0");
   require(bias.empty() || static_cast<int64_t>(bias.size()) == n,
-          "route: bias has " + std::to_string(bias.size()) + " values, expected 0 or N = " +
-              std::to_string(n));
-  require(cfg.top_k >= 1 && cfg.top_k <= n,
-          "route: top_k = " + std::to_string(cfg.top_k) + ", expected 1 … N = " + std::to_string(n));
+          "route: bias has " + std::to_string(bias.size()) +
+              " values, expected 0 or N = " + std::to_string(n));
+  require(cfg.top_k >= 1 && cfg.top_k <= n, "route: top_k = " + std::to_string(cfg.top_k) +
+                                                ", expected 1 … N = " + std::to_string(n));
   require(cfg.n_group >= 1 && n % cfg.n_group == 0,
-          "route: n_group = " + std::to_string(cfg.n_group) + ", expected a divisor of N = " +
-              std::to_string(n));
+          "route: n_group = " + std::to_string(cfg.n_group) +
+              ", expected a divisor of N = " + std::to_string(n));
   const int64_t group_size = n / cfg.n_group;
   if (cfg.n_group > 1) {
     require(cfg.topk_group >= 1 && cfg.topk_group <= cfg.n_group,
-            "route: topk_group = " + std::to_string(cfg.topk_group) + ", expected 1 … n_group = " +
-                std::to_string(cfg.n_group));
+            "route: topk_group = " + std::to_string(cfg.topk_group) +
+                ", expected 1 … n_group = " + std::to_string(cfg.n_group));
     require(cfg.group_score != GroupScore::kTopTwoSum || group_size >= 2,
             "route: group size N / n_group = " + std::to_string(group_size) +
                 ", expected at least 2 for the top-2-sum group score");
@@ -217,8 +208,9 @@ template <class T, class Acc = T>
 std::vector<Routing<T>> route_tokens(const Mat<T>& logits, std::span<const T> bias,
                                      const RouterConfig<T>& cfg) {
   std::vector<Routing<T>> out(static_cast<size_t>(logits.rows));
-  parallel_for(logits.rows,
-               [&](int64_t t) { out[static_cast<size_t>(t)] = route<T, Acc>(logits.row(t), bias, cfg); });
+  parallel_for(logits.rows, [&](int64_t t) {
+    out[static_cast<size_t>(t)] = route<T, Acc>(logits.row(t), bias, cfg);
+  });
   return out;
 }
 
@@ -247,8 +239,8 @@ std::vector<T> moe_layer(std::span<const T> u, const Routing<T>& routing,
   using moe_detail::require;
   const size_t d = u.size();
   require(routed.size() == routing.affinities.size(),
-          "moe_layer: " + std::to_string(routed.size()) + " routed experts, the routing has N = " +
-              std::to_string(routing.affinities.size()));
+          "moe_layer: " + std::to_string(routed.size()) +
+              " routed experts, the routing has N = " + std::to_string(routing.affinities.size()));
   require(routing.gates.size() == routing.experts.size(),
           "moe_layer: routing has " + std::to_string(routing.experts.size()) + " experts but " +
               std::to_string(routing.gates.size()) + " gates");
@@ -356,7 +348,8 @@ BalanceLoss<T> load_balance_loss(const std::vector<Routing<T>>& routings, const 
                         "load_balance_loss: token " + std::to_string(t) + " routes over " +
                             std::to_string(routings[t].affinities.size()) + " experts, expected " +
                             std::to_string(n));
-    for (int64_t i = 0; i < n; ++i) s(static_cast<int64_t>(t), i) = routings[t].affinities[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < n; ++i)
+      s(static_cast<int64_t>(t), i) = routings[t].affinities[static_cast<size_t>(i)];
     sel.push_back(routings[t].experts);
   }
   return load_balance_loss<T, Acc>(s, sel, static_cast<int64_t>(routings[0].experts.size()), alpha,

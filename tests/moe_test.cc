@@ -1,11 +1,12 @@
 // F20 MoE routing and layer, F21 load-balance loss, F22 aux-loss-free bias update, against
 // tests/data/moe.json (tests/data/make_moe.py, mpmath at 50 digits); claims C24 and C25.
+#include "reference/moe.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "reference/moe.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::ref {
@@ -132,7 +133,8 @@ TEST(MoeRouting, DeepSeekV3GroupLimitedRouting) {
     EXPECT_EQ(r.ranking.size(), 4u * 32u);  // only the kept groups' experts compete
     // Group score = sum of the two largest biased affinities of the group.
     for (int64_t g = 0; g < 8; ++g) {
-      std::vector<mp> v(r.selection_scores.begin() + g * 32, r.selection_scores.begin() + g * 32 + 32);
+      std::vector<mp> v(r.selection_scores.begin() + g * 32,
+                        r.selection_scores.begin() + g * 32 + 32);
       std::sort(v.rbegin(), v.rend());
       EXPECT_EQ(r.group_scores[static_cast<size_t>(g)], v[0] + v[1]);
     }
@@ -221,8 +223,8 @@ TEST(MoeRouting, Float128AndDoubleAgreeWithMp) {
     cm.topk_group = 4;
     cm.routed_scale = mp("2.5");
     const Routing<mp> rm = route<mp>(inputs<mp>(tok["logits"]), inputs<mp>(c["bias"]), cm);
-    RouterConfig<float128> cq{.top_k = 8, .n_group = 8, .topk_group = 4,
-                              .routed_scale = float128(2.5)};
+    RouterConfig<float128> cq{
+        .top_k = 8, .n_group = 8, .topk_group = 4, .routed_scale = float128(2.5)};
     const Routing<float128> rq =
         route<float128>(inputs<float128>(tok["logits"]), inputs<float128>(c["bias"]), cq);
     RouterConfig<double> cd{.top_k = 8, .n_group = 8, .topk_group = 4, .routed_scale = 2.5};
@@ -317,7 +319,8 @@ TEST(MoeLayer, SharedPlusGatedRoutedExpertsMatchMpmath) {
   std::vector<int> calls(8, 0);
   int shared_calls = 0;
   std::vector<ExpertFn<mp>> routed;
-  for (size_t i = 0; i < 8; ++i) routed.push_back(linear_expert(matrix(c["experts"][i]), &calls[i]));
+  for (size_t i = 0; i < 8; ++i)
+    routed.push_back(linear_expert(matrix(c["experts"][i]), &calls[i]));
   const std::vector<ExpertFn<mp>> shared = {linear_expert(matrix(c["shared"]), &shared_calls)};
   expect_close(moe_layer<mp>(u, r, shared, routed), c["output"], kMp, "h'");
   expect_close(moe_layer<mp>(u, r, shared, routed, false), c["output_no_residual"], kMp, "no res");
@@ -332,7 +335,9 @@ TEST(MoeLayer, SharedPlusGatedRoutedExpertsMatchMpmath) {
 TEST(MoeLayer, ValidatesExperts) {
   const std::vector<mp> u = {mp(1), mp(2)};
   const Routing<mp> r = route<mp>(std::vector<mp>{mp(0), mp(1), mp(2)}, {}, sigmoid_top(1));
-  const ExpertFn<mp> good = [](std::span<const mp> x) { return std::vector<mp>(x.begin(), x.end()); };
+  const ExpertFn<mp> good = [](std::span<const mp> x) {
+    return std::vector<mp>(x.begin(), x.end());
+  };
   const ExpertFn<mp> bad = [](std::span<const mp>) { return std::vector<mp>(3, mp(0)); };
   const std::vector<ExpertFn<mp>> two = {good, good};
   const std::vector<ExpertFn<mp>> three_bad = {good, good, bad};
@@ -345,7 +350,8 @@ TEST(MoeLayer, ValidatesExperts) {
 TEST(LoadBalanceLoss, MatchesMpmath) {
   const auto& c = data()["balance"];
   std::vector<Routing<mp>> routes;
-  for (const auto& row : c["logits"]) routes.push_back(route<mp>(inputs<mp>(row), {}, sigmoid_top(2)));
+  for (const auto& row : c["logits"])
+    routes.push_back(route<mp>(inputs<mp>(row), {}, sigmoid_top(2)));
   for (size_t t = 0; t < routes.size(); ++t) EXPECT_EQ(routes[t].experts, ints(c["experts"][t]));
   const mp alpha = inputs<mp>(nlohmann::json::array({c["alpha"]}))[0];
   const BalanceLoss<mp> l = load_balance_loss<mp>(routes, alpha);
@@ -359,7 +365,7 @@ TEST(LoadBalanceLoss, MatchesMpmath) {
   }
   // C25: Σ f_i = N (each f_i = 6/10·count is rounded once, so not exactly).
   EXPECT_LT(abs(fsum - 6), mp("1e-48"));
-  EXPECT_LT(abs(psum - 1), mp("1e-48"));     // P is a distribution over experts
+  EXPECT_LT(abs(psum - 1), mp("1e-48"));  // P is a distribution over experts
 }
 
 // C25: L = α under perfectly balanced routing with uniform affinities.
@@ -388,7 +394,8 @@ TEST(LoadBalanceLoss, InvariantToPermutingExperts) {
   std::vector<std::vector<int64_t>> sel, selp;
   const std::vector<int64_t> perm = {3, 0, 5, 1, 4, 2};  // expert i becomes perm[i]
   for (int64_t t = 0; t < 5; ++t) {
-    const Routing<mp> r = route<mp>(inputs<mp>(c["logits"][static_cast<size_t>(t)]), {}, sigmoid_top(2));
+    const Routing<mp> r =
+        route<mp>(inputs<mp>(c["logits"][static_cast<size_t>(t)]), {}, sigmoid_top(2));
     for (int64_t i = 0; i < 6; ++i) {
       s(t, i) = r.affinities[static_cast<size_t>(i)];
       sp(t, perm[static_cast<size_t>(i)]) = r.affinities[static_cast<size_t>(i)];

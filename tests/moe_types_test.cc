@@ -127,7 +127,8 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
     });
   }
   const std::vector<ExpertFn<mp>> shared_mp = {routed_mp[0]};
-  const std::vector<mp> hm = moe_layer<mp>(cast<mp>({0.5, -0.25, 1.0, 0.75}), rm, shared_mp, routed_mp);
+  const std::vector<mp> hm =
+      moe_layer<mp>(cast<mp>({0.5, -0.25, 1.0, 0.75}), rm, shared_mp, routed_mp);
   // Every term of h' is positive where u_j > 0 (negative where u_j < 0): no cancellation, so the
   // relative error is at most that of the gates (10 roundings) plus the expert's multiply, the
   // gate product and the 5 additions: 17 roundings.
@@ -136,8 +137,8 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
     EXPECT_LE(abs(to_mp(h[j]) - hm[j]) / abs(hm[j]), bound) << j;
   }
 
-  std::vector<Routing<T>> routes = {r, route<T>(cast<T>({-3, 3, 2, 0, 1, -2, -4, -1}), {},
-                                                grouped_config<T>())};
+  std::vector<Routing<T>> routes = {
+      r, route<T>(cast<T>({-3, 3, 2, 0, 1, -2, -4, -1}), {}, grouped_config<T>())};
   const BalanceLoss<T> l = load_balance_loss<T>(routes, constant<T>("0.001"));
   using std::isfinite;
   EXPECT_TRUE(isfinite(l.loss));
