@@ -50,7 +50,9 @@ struct RouterConfig {
   int64_t n_group = 1;     // 1: no group limit
   int64_t topk_group = 1;  // groups kept when n_group > 1
   GroupScore group_score = GroupScore::kTopTwoSum;
-  bool normalize = true;         // g_i = s_i / Σ_selected s_j; false: g_i = s_i
+  // g_i = s_i / Σ_selected s_j (DeepSeek-V3, Mixtral); false: g_i = s_i (Switch, GShard and
+  // DeepSeek-V2 take the softmax probability itself).
+  bool normalize = true;
   T routed_scale = T(1);         // multiplies every gate (2.5 in DeepSeek-V3)
   bool literal_sigmoid = false;  // see router_sigmoid
 };

@@ -366,5 +366,30 @@ TEST(CountsInstrumented, CountedTypeCountsEachOperationOnce) {
   EXPECT_EQ((convert<C>(mp("0.1"))).value(), 0.1);
 }
 
+// Counted wraps every project number type: the same softmax on Counted<bfloat16> and
+// Counted<float128> gives the same bits as on the bare type, with the counts of the formula.
+TEST(CountsInstrumented, CountedWrapsSimulatedAndQuadTypes) {
+  const std::vector<double> z = {0.5, -1.25, 2.0, 0.75};
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> bare;
+    std::vector<Counted<T>> counted;
+    for (double v : z) {
+      bare.push_back(T(v));
+      counted.push_back(Counted<T>(T(v)));
+    }
+    OpCountScope c;
+    const auto pc = softmax<Counted<T>>(counted);
+    const OpCounts k = c.counts();
+    EXPECT_EQ(k, (OpCounts{.add = 8, .div = 4, .cmp = 4, .func = 4}));
+    const auto pb = softmax<T>(bare);
+    for (size_t i = 0; i < z.size(); ++i) EXPECT_EQ(to_mp(pc[i]), to_mp(pb[i]));
+  };
+  run(bfloat16());
+  run(fp8_e5m2());
+  run(float128());
+  run(float());
+}
+
 }  // namespace
 }  // namespace lmo::ref

@@ -332,6 +332,45 @@ TEST(MoeLayer, SharedPlusGatedRoutedExpertsMatchMpmath) {
   }
 }
 
+template <class T>
+std::vector<T> layer_case() {
+  const auto& c = data()["layer"];
+  auto mat = [](const nlohmann::json& rows) {
+    std::vector<T> v;
+    for (const auto& row : rows) {
+      for (const T& x : inputs<T>(row)) v.push_back(x);
+    }
+    return Mat<T>(static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows[0].size()), v);
+  };
+  const auto u = inputs<T>(c["u"]);
+  RouterConfig<T> cfg;
+  cfg.top_k = 2;
+  cfg.routed_scale = T(2.5);
+  const Routing<T> r = route<T>(vecmat<T>(u, mat(c["router"])), inputs<T>(c["bias"]), cfg);
+  std::vector<ExpertFn<T>> routed, shared;
+  for (size_t i = 0; i < 8; ++i) {
+    routed.push_back([w = mat(c["experts"][i])](std::span<const T> x) { return vecmat<T>(x, w); });
+  }
+  shared.push_back([w = mat(c["shared"])](std::span<const T> x) { return vecmat<T>(x, w); });
+  return moe_layer<T>(u, r, shared, routed);
+}
+
+TEST(MoeLayer, Float128AndDoubleAgreeWithMp) {
+  const auto m = layer_case<mp>();
+  const auto q = layer_case<float128>();
+  const auto d = layer_case<double>();
+  const auto want = expected_vector(data()["layer"]["output"]);
+  // Absolute error scaled by max|h'|: the sum u + φ_s + Σ g φ may cancel (h'_3 ≈ −0.002 while
+  // the terms are O(1)), so a per-element relative bound would measure the cancellation, not
+  // the arithmetic. The terms are at most ~2 in magnitude; double does about 40 roundings.
+  mp scale = 0;
+  for (const mp& w : want) scale = abs(w) > scale ? mp(abs(w)) : scale;
+  for (size_t j = 0; j < want.size(); ++j) {
+    EXPECT_LT(abs(to_mp(q[j]) - m[j]) / scale, mp(kQuad));
+    EXPECT_LT(abs(to_mp(d[j]) - m[j]) / scale, mp("1e-14"));
+  }
+}
+
 TEST(MoeLayer, ValidatesExperts) {
   const std::vector<mp> u = {mp(1), mp(2)};
   const Routing<mp> r = route<mp>(std::vector<mp>{mp(0), mp(1), mp(2)}, {}, sigmoid_top(1));
@@ -366,6 +405,31 @@ TEST(LoadBalanceLoss, MatchesMpmath) {
   // C25: Σ f_i = N (each f_i = 6/10·count is rounded once, so not exactly).
   EXPECT_LT(abs(fsum - 6), mp("1e-48"));
   EXPECT_LT(abs(psum - 1), mp("1e-48"));  // P is a distribution over experts
+}
+
+template <class T>
+BalanceLoss<T> balance_case() {
+  const auto& c = data()["balance"];
+  std::vector<Routing<T>> routes;
+  RouterConfig<T> cfg;
+  cfg.top_k = 2;
+  for (const auto& row : c["logits"]) routes.push_back(route<T>(inputs<T>(row), {}, cfg));
+  return load_balance_loss<T>(routes, inputs<T>(nlohmann::json::array({c["alpha"]}))[0]);
+}
+
+TEST(LoadBalanceLoss, Float128AndDoubleAgreeWithMp) {
+  const BalanceLoss<mp> m = balance_case<mp>();
+  const BalanceLoss<float128> q = balance_case<float128>();
+  const BalanceLoss<double> d = balance_case<double>();
+  EXPECT_LT(relative_error(to_mp(q.loss), m.loss), mp(kQuad));
+  // double: per P_i 6 terms normalized (sigmoid 3 roundings, 5 additions, 1 division) and
+  // summed over 5 tokens, then f_i P_i, 6 additions and ×α, all terms positive: under
+  // 25 u ≈ 2.8e-15; 1e-14 leaves room.
+  EXPECT_LT(relative_error(to_mp(d.loss), m.loss), mp("1e-14"));
+  for (size_t i = 0; i < m.p.size(); ++i) {
+    EXPECT_LT(relative_error(to_mp(q.p[i]), m.p[i]), mp(kQuad));
+    EXPECT_LT(relative_error(to_mp(d.p[i]), m.p[i]), mp("1e-14"));
+  }
 }
 
 // C25: L = α under perfectly balanced routing with uniform affinities.

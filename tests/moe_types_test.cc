@@ -3,6 +3,7 @@
 // runners-up far apart), and gates stay within a stated rounding bound of mp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -145,6 +146,16 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   EXPECT_GT(to_mp(l.loss), 0);
   expect_finite(l.f);
   expect_finite(l.p);
+
+  Mat<T> logits(2, 8);
+  const std::vector<T> row0 = cast<T>(kLogits), row1 = cast<T>({-3, 3, 2, 0, 1, -2, -4, -1});
+  std::copy(row0.begin(), row0.end(), logits.row(0).begin());
+  std::copy(row1.begin(), row1.end(), logits.row(1).begin());
+  const auto batch = route_tokens<T>(logits, {}, grouped_config<T>());
+  EXPECT_EQ(batch[1].experts, routes[1].experts);
+  const std::vector<T> dense = dense_gates(batch[0]);
+  EXPECT_EQ(dense.size(), 8u);
+  expect_finite(dense);
 
   const std::vector<T> bias = update_balance_bias<T>(cast<T>(kBias), expert_load(routes, 8),
                                                      default_bias_update_speed<T>());
