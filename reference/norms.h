@@ -32,9 +32,9 @@ template <class T>
 void check_norm_weight(const char* fn, const char* name, std::span<const T> x,
                        std::span<const T> w) {
   if (w.size() != x.size()) {
-    throw std::invalid_argument(std::string(fn) + ": " + name + " has " +
-                                std::to_string(w.size()) + " values, expected " +
-                                std::to_string(x.size()) + " (the length of x)");
+    throw std::invalid_argument(std::string(fn) + ": " + name + " has " + std::to_string(w.size()) +
+                                " values, expected " + std::to_string(x.size()) +
+                                " (the length of x)");
   }
 }
 
@@ -122,8 +122,7 @@ std::vector<T> rmsnorm_literal_e01(std::span<const T> x, std::span<const T> gamm
 
 // The same over every row of a (tokens × d) matrix.
 template <class T, class Acc = T>
-Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> beta,
-                 const T& eps) {
+Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> beta, const T& eps) {
   return detail::map_rows(
       x, [&](std::span<const T> r) { return layernorm<T, Acc>(r, gamma, beta, eps); });
 }

@@ -59,8 +59,8 @@ RmsNormGrad<T> rmsnorm_backward(std::span<const T> x, std::span<const T> gamma, 
 // Backward of rmsnorm_gemma (weight 1 + γ): as rmsnorm_backward with the weight 1 + γ;
 // ∂L/∂γ = ∂L/∂(1 + γ).
 template <class T, class Acc = T>
-RmsNormGrad<T> rmsnorm_gemma_backward(std::span<const T> x, std::span<const T> gamma,
-                                      const T& eps, std::span<const T> dy) {
+RmsNormGrad<T> rmsnorm_gemma_backward(std::span<const T> x, std::span<const T> gamma, const T& eps,
+                                      std::span<const T> dy) {
   detail::check_norm_weight("rmsnorm_gemma_backward", "gamma", x, gamma);
   std::vector<T> w(gamma.size());
   for (size_t i = 0; i < gamma.size(); ++i) w[i] = T(1) + gamma[i];
@@ -69,8 +69,8 @@ RmsNormGrad<T> rmsnorm_gemma_backward(std::span<const T> x, std::span<const T> g
 
 // Backward of layernorm (F01).
 template <class T, class Acc = T>
-LayerNormGrad<T> layernorm_backward(std::span<const T> x, std::span<const T> gamma,
-                                    const T& eps, std::span<const T> dy) {
+LayerNormGrad<T> layernorm_backward(std::span<const T> x, std::span<const T> gamma, const T& eps,
+                                    std::span<const T> dy) {
   using std::sqrt;
   detail::check_norm_row("layernorm_backward", x, eps);
   detail::check_norm_weight("layernorm_backward", "gamma", x, gamma);

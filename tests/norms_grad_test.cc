@@ -1,13 +1,14 @@
 // Backward passes of F01 LayerNorm and F02 RMSNorm: the analytic gradients in mp against
 // central differences (h = 1e-20, evaluated at 100 digits: tests/support/central_difference.h)
 // of L = Σ_i dy_i·y_i, and double against mp within a stated bound.
+#include "reference/norms_grad.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-#include "reference/norms_grad.h"
 #include "tests/support/central_difference.h"
 #include "tests/support/test_data.h"
 

@@ -1,12 +1,13 @@
 // F01 LayerNorm, F02 RMSNorm (and the Gemma (1 + γ) variant), E01, against the mpmath values
 // of tests/data/make_norms.py, and the forward-error bounds of float128 and double.
+#include "reference/norms.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "reference/norms.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::ref {
@@ -39,8 +40,12 @@ std::vector<Row> rows(const char* key) {
   const auto data = testdata::load("norms.json");
   std::vector<Row> out;
   for (const auto& c : data.at(key)) {
-    Row r{c.at("name"), testdata::exact_double(c.at("eps")), exact_doubles(c.at("x")),
-          exact_doubles(c.at("gamma")), {}, expected_vector(c.at("y"))};
+    Row r{c.at("name"),
+          testdata::exact_double(c.at("eps")),
+          exact_doubles(c.at("x")),
+          exact_doubles(c.at("gamma")),
+          {},
+          expected_vector(c.at("y"))};
     if (c.contains("beta")) r.beta = exact_doubles(c.at("beta"));
     out.push_back(std::move(r));
   }
@@ -102,8 +107,8 @@ TEST(LayerNorm, Float128AndDoubleWithinForwardErrorBound) {
     const auto y = layernorm<double>(r.x, r.gamma, r.beta, r.eps);
     for (size_t i = 0; i < y.size(); ++i) {
       // float128: 1e-30 relative, or the conditioning bound where it is larger (x − μ).
-      const mp tol128 = std::max(mp(1e-30) * abs(r.want[i]),
-                                 layernorm_bound(r, i, unit_roundoff<float128>()));
+      const mp tol128 =
+          std::max(mp(1e-30) * abs(r.want[i]), layernorm_bound(r, i, unit_roundoff<float128>()));
       EXPECT_LE(abs(to_mp(q[i]) - r.want[i]), tol128) << r.name << " i=" << i;
       EXPECT_LE(abs(mp(y[i]) - r.want[i]), layernorm_bound(r, i, unit_roundoff<double>()))
           << r.name << " i=" << i;
@@ -138,8 +143,8 @@ TEST(RmsNorm, MatchesMpmathAt1e40AndFloat128AndDouble) {
       const auto q = run(float128());
       const auto dbl = run(double());
       // y_i = x_i / sqrt(Σx²/d + ε)·γ_i has no cancellation: the sum of squares has relative
-      // error ≤ d·u, the rest ≤ 6u (1 + γ in the Gemma variant adds 1u·|1 + γ|/|γ|... bounded by
-      // 1u·(1 + 1/|1+γ|) ≤ 3u for |γ| < 0.5). So (d + 10)·u relative.
+      // error ≤ d·u (positive terms), the remaining steps ≤ 6u (7u with the Gemma variant's
+      // 1 + γ): (d + 10)·u relative.
       const mp d = mp(static_cast<int64_t>(r.x.size()));
       for (size_t i = 0; i < y.size(); ++i) {
         EXPECT_LT(relative_error(y[i], r.want[i]), 1e-40) << k << " " << r.name << " i=" << i;
@@ -227,8 +232,10 @@ TEST(Norms, RejectsBadArguments) {
 TEST(Norms, NanPropagatesAndZeroRowWithEps) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> g{1, 1, 1}, b{0, 0, 0};
-  for (double v : rmsnorm<double>(std::vector<double>{1, nan, 2}, g, 1e-6)) EXPECT_TRUE(std::isnan(v));
-  for (double v : layernorm<double>(std::vector<double>{1, nan, 2}, g, b, 1e-6)) EXPECT_TRUE(std::isnan(v));
+  for (double v : rmsnorm<double>(std::vector<double>{1, nan, 2}, g, 1e-6))
+    EXPECT_TRUE(std::isnan(v));
+  for (double v : layernorm<double>(std::vector<double>{1, nan, 2}, g, b, 1e-6))
+    EXPECT_TRUE(std::isnan(v));
   // A zero row: 0 / sqrt(0 + ε) = 0, not NaN.
   for (double v : rmsnorm<double>(std::vector<double>{0, 0, 0}, g, 1e-6)) EXPECT_EQ(v, 0.0);
   for (double v : layernorm<double>(std::vector<double>{5, 5, 5}, g, b, 1e-6)) EXPECT_EQ(v, 0.0);
