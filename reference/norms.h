@@ -1,0 +1,141 @@
+// F01 LayerNorm and F02 RMSNorm over one row (the model dimension), the Gemma (1 + γ) weight
+// variant of F02, and E01: the notes' literal RMSNorm, under its own name so the claims registry
+// can show that it differs from F02 by √d.
+//
+// Means accumulate in Acc, left to right, and are divided by d in Acc before rounding to T (a
+// kernel's f32 accumulator). The division x / sqrt(· + ε) is done as written: no reciprocal
+// square root, ε added before the square root.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reference/linalg.h"
+#include "reference/numeric.h"
+#include "reference/parallel.h"
+
+namespace lmo::ref {
+
+namespace detail {
+
+template <class T>
+void check_norm_row(const char* fn, std::span<const T> x, const T& eps) {
+  if (x.empty()) throw std::invalid_argument(std::string(fn) + ": x is empty, expected d >= 1");
+  if (eps < T(0)) throw std::invalid_argument(std::string(fn) + ": eps is negative, expected >= 0");
+}
+
+template <class T>
+void check_norm_weight(const char* fn, const char* name, std::span<const T> x,
+                       std::span<const T> w) {
+  if (w.size() != x.size()) {
+    throw std::invalid_argument(std::string(fn) + ": " + name + " has " + std::to_string(w.size()) +
+                                " values, expected " + std::to_string(x.size()) +
+                                " (the length of x)");
+  }
+}
+
+// (1/d)·Σ_i f(x_i), the sum in Acc and the division by d in Acc, rounded once to T.
+template <class T, class Acc, class F>
+T mean_of(std::span<const T> x, F f) {
+  Acc s(0);
+  for (const T& v : x) s = s + convert<Acc>(T(f(v)));
+  return convert<T>(Acc(s / Acc(static_cast<int64_t>(x.size()))));
+}
+
+// Applies a row function to every row of x (rows in parallel; each writes its own row).
+template <class T, class RowFn>
+Mat<T> map_rows(const Mat<T>& x, RowFn fn) {
+  Mat<T> y(x.rows, x.cols);
+  parallel_for(x.rows, [&](int64_t r) {
+    const std::vector<T> out = fn(x.row(r));
+    for (int64_t c = 0; c < x.cols; ++c) y(r, c) = out[static_cast<size_t>(c)];
+  });
+  return y;
+}
+
+}  // namespace detail
+
+// F01 LayerNorm: y = (x − μ) / sqrt(σ² + ε) · γ + β, μ = mean(x), σ² = mean((x − μ)²) (the
+// population variance, computed in two passes as defined: a one-pass E[x²] − μ² cancels
+// catastrophically when |μ| ≫ σ).
+template <class T, class Acc = T>
+std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::span<const T> beta,
+                         const T& eps) {
+  using std::sqrt;
+  detail::check_norm_row("layernorm", x, eps);
+  detail::check_norm_weight("layernorm", "gamma", x, gamma);
+  detail::check_norm_weight("layernorm", "beta", x, beta);
+  const T mu = detail::mean_of<T, Acc>(x, [](const T& v) { return v; });
+  const T var = detail::mean_of<T, Acc>(x, [&](const T& v) {
+    const T dev = v - mu;
+    return T(dev * dev);
+  });
+  const T denom = sqrt(T(var + eps));
+  std::vector<T> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    y[i] = T(T(T(x[i] - mu) / denom) * gamma[i]) + beta[i];
+  }
+  return y;
+}
+
+// F02 RMSNorm: y = x / sqrt(mean(x²) + ε) · γ.
+template <class T, class Acc = T>
+std::vector<T> rmsnorm(std::span<const T> x, std::span<const T> gamma, const T& eps) {
+  using std::sqrt;
+  detail::check_norm_row("rmsnorm", x, eps);
+  detail::check_norm_weight("rmsnorm", "gamma", x, gamma);
+  const T ms = detail::mean_of<T, Acc>(x, [](const T& v) { return T(v * v); });
+  const T denom = sqrt(T(ms + eps));
+  std::vector<T> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = T(x[i] / denom) * gamma[i];
+  return y;
+}
+
+// F02, Gemma's variant: y = x / sqrt(mean(x²) + ε) · (1 + γ), with 1 + γ_i formed in T (the
+// stored weight is γ, zero-initialized). Identical to rmsnorm with the weight 1 + γ.
+template <class T, class Acc = T>
+std::vector<T> rmsnorm_gemma(std::span<const T> x, std::span<const T> gamma, const T& eps) {
+  detail::check_norm_weight("rmsnorm_gemma", "gamma", x, gamma);
+  std::vector<T> w(gamma.size());
+  for (size_t i = 0; i < gamma.size(); ++i) w[i] = T(1) + gamma[i];
+  return rmsnorm<T, Acc>(x, std::span<const T>(w), eps);
+}
+
+// E01, NOT F02: the notes' literal y = x / sqrt(‖x‖² + ε) · γ (sum of squares, no mean). With
+// ε = 0 it is F02 divided by √d; kept only so the claims registry can show that.
+template <class T, class Acc = T>
+std::vector<T> rmsnorm_literal_e01(std::span<const T> x, std::span<const T> gamma, const T& eps) {
+  using std::sqrt;
+  detail::check_norm_row("rmsnorm_literal_e01", x, eps);
+  detail::check_norm_weight("rmsnorm_literal_e01", "gamma", x, gamma);
+  Acc s(0);
+  for (const T& v : x) s = s + convert<Acc>(T(v * v));
+  const T denom = sqrt(T(convert<T>(s) + eps));
+  std::vector<T> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = T(x[i] / denom) * gamma[i];
+  return y;
+}
+
+// The same over every row of a (tokens × d) matrix.
+template <class T, class Acc = T>
+Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> beta, const T& eps) {
+  return detail::map_rows(
+      x, [&](std::span<const T> r) { return layernorm<T, Acc>(r, gamma, beta, eps); });
+}
+
+template <class T, class Acc = T>
+Mat<T> rmsnorm(const Mat<T>& x, std::span<const T> gamma, const T& eps) {
+  return detail::map_rows(x, [&](std::span<const T> r) { return rmsnorm<T, Acc>(r, gamma, eps); });
+}
+
+template <class T, class Acc = T>
+Mat<T> rmsnorm_gemma(const Mat<T>& x, std::span<const T> gamma, const T& eps) {
+  return detail::map_rows(
+      x, [&](std::span<const T> r) { return rmsnorm_gemma<T, Acc>(r, gamma, eps); });
+}
+
+}  // namespace lmo::ref
