@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "reference/catalog.h"
 #include "reference/formats.h"
 #ifdef LMO_HAVE_CUDA
 #include "gpu/api.h"
@@ -47,6 +48,13 @@ nlohmann::json to_json(const SystemInfo& info) {
   j["number_types"] = {"mp", "float128", "double", "float"};
   j["formats"] = nlohmann::json::array();
   for (const ref::FormatSpec& s : ref::kFormatSpecs) j["formats"].push_back(format_json(s));
+  j["ops"] = nlohmann::json::array();
+  for (const ref::CatalogRow& r : ref::formula_catalog()) {
+    j["ops"].push_back({{"id", r.id},
+                        {"name", r.name},
+                        {"header", "reference/" + std::string(r.header)},
+                        {"functions", r.functions}});
+  }
   j["simd_targets"] = nlohmann::json::array();
   for (const fast::SimdTarget& t : info.simd_targets) {
     j["simd_targets"].push_back({{"name", t.name}, {"supported", t.supported}});
@@ -65,6 +73,10 @@ std::string to_text(const SystemInfo& info) {
     o << "  " << s.name << "  e" << s.exp_bits << "m" << s.frac_bits << "  max "
       << ref::decode<double>(s.id, ref::max_finite_bits(s.id))
       << (s.has_inf ? "  ±inf" : "  no inf (finite-only)") << "\n";
+  }
+  o << "\nOps (catalog F-rows; reference/<header>: functions):\n";
+  for (const ref::CatalogRow& r : ref::formula_catalog()) {
+    o << "  " << r.id << "  " << r.name << "\n        " << r.header << ": " << r.functions << "\n";
   }
   o << "\nSIMD targets compiled (best first):\n";
   for (const fast::SimdTarget& t : info.simd_targets) {

@@ -18,25 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "reference/activation_kind.h"
 #include "reference/numeric.h"
 
 namespace lmo::ref {
-
-enum class Activation { kReLU, kGELU, kGELUTanh, kSiLU };
-
-inline const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::kReLU:
-      return "relu";
-    case Activation::kGELU:
-      return "gelu";
-    case Activation::kGELUTanh:
-      return "gelu_tanh";
-    case Activation::kSiLU:
-      return "silu";
-  }
-  return "?";
-}
 
 namespace detail {
 
@@ -53,14 +38,9 @@ T erf_of(const T& x) {
   }
 }
 
-// The simulated formats have no erfc of their own: MPFR's (correctly rounded at mp's ~167 bits)
-// rounded once more to the format is the correctly rounded value unless erfc(x) lies within
-// 2^-167 relative of a midpoint of the format.
 template <class T>
 T erfc_of(const T& x) {
-  if constexpr (is_sim_v<T>) {
-    return T(erfc(static_cast<mp>(x)));
-  } else if constexpr (std::is_same_v<T, float128>) {
+  if constexpr (std::is_same_v<T, float128>) {
     return float128(erfcq(x.backend().value()));
   } else {
     using std::erfc;

@@ -29,7 +29,20 @@ mp to_mp(const T& x) {
   } else if constexpr (std::is_same_v<T, float128>) {
     return mp(x);
   } else {
+    static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>,
+                  "to_mp: not a project number type (a wider type would be truncated)");
     return mp(static_cast<double>(x));
+  }
+}
+
+// x as a double, for messages and diagnostics only (never for arithmetic): accepts any number
+// type that converts to double, including wider MPFR types used by tests.
+template <class T>
+double to_double(const T& x) {
+  if constexpr (is_sim_v<T>) {
+    return x.value();
+  } else {
+    return static_cast<double>(x);
   }
 }
 

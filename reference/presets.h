@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reference/activation_kind.h"
 #include "reference/moe_kinds.h"
 
 namespace lmo::ref {
@@ -29,8 +30,6 @@ enum class NormKind {
   kRmsNorm,            // F02 y = x / rms · γ (T5's "RMSNorm without mean" is this)
   kRmsNormUnitOffset,  // F02 with weight (1 + γ) (Gemma)
 };
-
-enum class Activation { kRelu, kGelu, kGeluTanh, kSilu };
 
 enum class PositionKind {
   kSinusoidal,    // F07
@@ -105,7 +104,7 @@ struct ModelPreset {
   std::optional<int64_t> vocab;
   NormKind norm = NormKind::kRmsNorm;
   std::optional<std::string_view> norm_eps;
-  Activation activation = Activation::kSilu;
+  Activation activation = Activation::kSiLU;
   bool gated = false;   // GLU family (F05)
   bool biases = false;  // linear layers with bias
   PositionKind position = PositionKind::kRope;
@@ -142,7 +141,7 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.n_layers = 6;  // encoder and decoder each (paper, Table 3)
       // Vocabulary: a shared BPE of "about 37000 tokens" (paper §5.1): not exact, left empty.
       // ε: not given in the paper.
-      p.norm = NormKind::kLayerNorm, p.activation = Activation::kRelu, p.biases = true;
+      p.norm = NormKind::kLayerNorm, p.activation = Activation::kReLU, p.biases = true;
       p.position = PositionKind::kSinusoidal, p.layout = BlockLayout::kPostNorm;
       p.source = "Vaswani et al. 2017, Table 3 (base)";
       t.push_back(p);
@@ -153,7 +152,7 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.d_model = 768, p.n_heads = 12, p.n_kv_heads = 12, p.d_head = 64, p.d_ff = 3072;
       p.n_layers = 12, p.context = 1024, p.vocab = 50257;  // HF gpt2 config.json
       p.norm = NormKind::kLayerNorm, p.norm_eps = "1e-5";
-      p.activation = Activation::kGeluTanh, p.biases = true, p.position = PositionKind::kLearned;
+      p.activation = Activation::kGELUTanh, p.biases = true, p.position = PositionKind::kLearned;
       p.source = "openai-community/gpt2 config.json";
       t.push_back(p);
     }
@@ -164,7 +163,7 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.n_layers = 96, p.context = 2048;  // Brown et al. 2020, Table 2.1
       p.vocab = 50257;                    // the GPT-2 tokenizer, reused (Brown et al. §2.1)
       // ε not published. GELU as GPT-2 ("the same model and architecture as GPT-2").
-      p.norm = NormKind::kLayerNorm, p.activation = Activation::kGeluTanh, p.biases = true;
+      p.norm = NormKind::kLayerNorm, p.activation = Activation::kGELUTanh, p.biases = true;
       p.position = PositionKind::kLearned;
       // "alternating dense and locally banded sparse attention patterns"; band width not
       // published.
@@ -227,7 +226,7 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.d_model = 3584, p.n_heads = 16, p.n_kv_heads = 8, p.d_head = 256, p.d_ff = 14336;
       p.n_layers = 42, p.context = 8192, p.vocab = 256000;  // google/gemma-2-9b config.json
       p.norm = NormKind::kRmsNormUnitOffset, p.norm_eps = "1e-6";
-      p.activation = Activation::kGeluTanh, p.gated = true, p.rope_base = "10000";
+      p.activation = Activation::kGELUTanh, p.gated = true, p.rope_base = "10000";
       p.layout = BlockLayout::kDoubleNorm;
       p.attention_pattern = {AL::kSlidingWindow, AL::kGlobal}, p.window = 4096;  // layer 0 local
       p.attn_softcap = "50", p.final_softcap = "30";
@@ -336,7 +335,7 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.id = "M12", p.name = "t5-11b", p.model = "T5 11B";
       p.d_model = 1024, p.n_heads = 128, p.n_kv_heads = 128, p.d_head = 128, p.d_ff = 65536;
       p.n_layers = 24, p.vocab = 32128;  // encoder and decoder each; t5-11b config.json
-      p.norm = NormKind::kRmsNorm, p.norm_eps = "1e-6", p.activation = Activation::kRelu;
+      p.norm = NormKind::kRmsNorm, p.norm_eps = "1e-6", p.activation = Activation::kReLU;
       p.position = PositionKind::kRelativeBias;
       p.relative_buckets = 32, p.relative_max_distance = 128;
       p.source = "google-t5/t5-11b config.json";

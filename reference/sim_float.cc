@@ -65,6 +65,7 @@ double unary(Fn fn, double x) {
     case Fn::log1p: t = mpfr_log1p(s.r, s.a, MPFR_RNDZ); break;
     case Fn::tanh: t = mpfr_tanh(s.r, s.a, MPFR_RNDZ); break;
     case Fn::erf: t = mpfr_erf(s.r, s.a, MPFR_RNDZ); break;
+    case Fn::erfc: t = mpfr_erfc(s.r, s.a, MPFR_RNDZ); break;
     case Fn::sin: t = mpfr_sin(s.r, s.a, MPFR_RNDZ); break;
     case Fn::cos: t = mpfr_cos(s.r, s.a, MPFR_RNDZ); break;
     case Fn::sqrt: t = mpfr_sqrt(s.r, s.a, MPFR_RNDZ); break;

@@ -32,7 +32,7 @@ using container_t = std::conditional_t<
 // Round-to-odd helpers (sim_float.cc), each returning a double whose rounding to any format of
 // precision <= 51 bits equals the rounding of the exact result.
 namespace odd {
-enum class Fn : uint8_t { exp, expm1, log, log1p, tanh, erf, sin, cos, sqrt, atan };
+enum class Fn : uint8_t { exp, expm1, log, log1p, tanh, erf, erfc, sin, cos, sqrt, atan };
 double unary(Fn fn, double x);
 double fma(double a, double b, double c);
 double pow(double a, double b);
@@ -90,6 +90,9 @@ class Sim {
   friend bool operator==(Sim a, int b) { return a.value() == b; }
   friend bool operator<(Sim a, int b) { return a.value() < b; }
   friend bool operator>(Sim a, int b) { return a.value() > b; }
+  friend bool operator!=(Sim a, int b) { return a.value() != b; }
+  friend bool operator<=(Sim a, int b) { return a.value() <= b; }
+  friend bool operator>=(Sim a, int b) { return a.value() >= b; }
 
  private:
   bits_type bits_ = 0;
@@ -145,6 +148,7 @@ LMO_SIM_UNARY(log)
 LMO_SIM_UNARY(log1p)
 LMO_SIM_UNARY(tanh)
 LMO_SIM_UNARY(erf)
+LMO_SIM_UNARY(erfc)
 LMO_SIM_UNARY(sin)
 LMO_SIM_UNARY(cos)
 LMO_SIM_UNARY(atan)

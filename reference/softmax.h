@@ -78,7 +78,7 @@ void check_cap(const char* fn, const T& cap) {
   using std::isinf;
   if (!(cap > T(0)) || isinf(cap)) {
     throw std::invalid_argument(std::string(fn) + ": cap is " +
-                                std::to_string(static_cast<double>(to_mp(cap))) +
+                                std::to_string(to_double(cap)) +
                                 ", expected a finite cap > 0");
   }
 }

@@ -51,6 +51,12 @@ TEST(Cli, ListJsonIsWellFormed) {
   EXPECT_EQ(j["formats"][5]["name"], "e4m3");
   EXPECT_EQ(j["formats"][5]["max_finite"], 448.0);
   EXPECT_EQ(j["formats"][5]["has_inf"], false);
+  ASSERT_EQ(j["ops"].size(), 23u);  // every F-row of the catalog
+  for (size_t i = 0; i < 23; ++i) {
+    char id[4];
+    std::snprintf(id, sizeof id, "F%02zu", i + 1);
+    EXPECT_EQ(j["ops"][i]["id"], id);
+  }
   EXPECT_FALSE(j["simd_targets"].empty());
   bool any_supported = false;
   for (const auto& t : j["simd_targets"]) any_supported = any_supported || t["supported"];

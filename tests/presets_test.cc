@@ -54,7 +54,7 @@ TEST(Presets, CatalogDimensions) {
   EXPECT_EQ(m02.d_model, 768);
   EXPECT_EQ(*m02.context, 1024);
   EXPECT_EQ(*m02.norm_eps, "1e-5");
-  EXPECT_EQ(m02.activation, Activation::kGeluTanh);
+  EXPECT_EQ(m02.activation, Activation::kGELUTanh);
   EXPECT_EQ(m02.position, PositionKind::kLearned);
 
   const ModelPreset& m03 = preset("M03");
@@ -96,7 +96,7 @@ TEST(Presets, CatalogDimensions) {
   EXPECT_EQ(m07.norm, NormKind::kRmsNormUnitOffset);
   EXPECT_EQ(m07.layout, BlockLayout::kDoubleNorm);
   EXPECT_TRUE(m07.gated);
-  EXPECT_EQ(m07.activation, Activation::kGeluTanh);
+  EXPECT_EQ(m07.activation, Activation::kGELUTanh);
   EXPECT_EQ(*m07.attn_softcap, "50");
   EXPECT_EQ(*m07.final_softcap, "30");
   EXPECT_EQ(m07.layer_attention(0), AttentionLayer::kSlidingWindow);

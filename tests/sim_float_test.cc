@@ -94,6 +94,7 @@ void check_functions() {
     ASSERT_EQ(expm1(x).bits(), encode(F, mp(boost::multiprecision::expm1(v)))) << x.value();
     ASSERT_EQ(tanh(x).bits(), encode(F, mp(boost::multiprecision::tanh(v)))) << x.value();
     ASSERT_EQ(erf(x).bits(), encode(F, mp(boost::multiprecision::erf(v)))) << x.value();
+    ASSERT_EQ(erfc(x).bits(), encode(F, mp(boost::multiprecision::erfc(v)))) << x.value();
     ASSERT_EQ(sin(x).bits(), encode(F, mp(boost::multiprecision::sin(v)))) << x.value();
     ASSERT_EQ(cos(x).bits(), encode(F, mp(boost::multiprecision::cos(v)))) << x.value();
     ASSERT_EQ(atan(x).bits(), encode(F, mp(boost::multiprecision::atan(v)))) << x.value();
