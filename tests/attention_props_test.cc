@@ -302,6 +302,43 @@ TEST(AttentionTiled, EqualsUntiledForEveryTileSize) {
   }
 }
 
+// F17 in a narrow format: tiled attention is a different sequence of roundings (it divides by l
+// once at the end, and rescales partial sums), so its bfloat16 outputs differ from the untiled
+// ones for some tile sizes: what drift audits study.
+TEST(AttentionTiled, TileSizeChangesBfloat16Outputs) {
+  const auto& c = case_named("gqa_causal");
+  const AttentionConfig cfg = attention_config(c);
+  const Mat<bfloat16> q = hex_matrix<bfloat16>(c["q"]), k = hex_matrix<bfloat16>(c["k"]),
+                      v = hex_matrix<bfloat16>(c["v"]);
+  const Mat<bfloat16> untiled = attention(q, k, v, cfg);
+  int differing = 0;
+  for (int64_t tile = 1; tile <= k.rows; ++tile) {
+    const Mat<bfloat16> tiled = attention_tiled(q, k, v, cfg, tile);
+    for (size_t i = 0; i < tiled.data.size(); ++i) differing += tiled.data[i] != untiled.data[i];
+  }
+  EXPECT_GT(differing, 0);
+}
+
+// The literal softmax (no max subtraction) has an online form too: m stays 0, nothing is
+// rescaled. In mp it equals the untiled literal evaluation for every tile size.
+TEST(AttentionTiled, LiteralSoftmaxEqualsUntiledInMp) {
+  const auto& c = case_named("soft_cap");
+  AttentionConfig cfg = attention_config(c);
+  cfg.subtract_max = false;
+  const Mat<mp> q = hex_matrix<mp>(c["q"]), k = hex_matrix<mp>(c["k"]), v = hex_matrix<mp>(c["v"]);
+  const Mat<mp> untiled = attention(q, k, v, cfg);
+  const Mat<mp> want = expected_matrix(c["expected"]);
+  for (size_t i = 0; i < untiled.data.size(); ++i) {
+    EXPECT_LT(testdata::relative_error(untiled.data[i], want.data[i]), mp("1e-40"));
+  }
+  for (int64_t tile = 1; tile <= k.rows; ++tile) {
+    const Mat<mp> tiled = attention_tiled(q, k, v, cfg, tile);
+    for (size_t i = 0; i < tiled.data.size(); ++i) {
+      EXPECT_LT(testdata::relative_error(tiled.data[i], untiled.data[i]), mp("1e-40"));
+    }
+  }
+}
+
 TEST(AttentionTiled, FullyMaskedRowsAreNaNAndTileZeroIsRejected) {
   AttentionConfig cfg;
   cfg.head_dim = 1;
