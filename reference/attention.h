@@ -2,10 +2,10 @@
 // key/value heads (MHA g = h, GQA 1 < g < h, MQA g = 1), the masks of the catalog and optional
 // logit soft-capping (F14 applied to attention logits, Gemma 2).
 //
-// Layout (row vectors, as `X W_Q` produces them): Q is a Mat with T_q rows and h·d columns, row t =
-// [q_{t,0}; q_{t,1}; …; q_{t,h−1}] (the [T_q, h, d] row-major tensor); K is T_k × g·d and V is T_k
-// × g·d_v in the same way; the output is T_q × h·d_v. Query head j reads KV head ⌊j·g/h⌋, so
-// consecutive query heads share a KV head.
+// Layout (row vectors, as `X W_Q` produces them): Q is a Mat with T_q rows and h·d columns,
+// row t = [q_{t,0}; q_{t,1}; …; q_{t,h−1}] (the [T_q, h, d] row-major tensor); K is T_k × g·d and
+// V is T_k × g·d_v in the same way; the output is T_q × h·d_v. Query head j reads KV head
+// ⌊j·g/h⌋, so consecutive query heads share a KV head.
 //
 // Positions: key j sits at position j; query i at position T_k − T_q + i, i.e. the queries are the
 // last T_q tokens of the sequence (decoding, chunked prefill). With T_q = T_k this is the usual
@@ -145,10 +145,11 @@ T soft_cap_logit(const T& s, const std::optional<T>& cap) {
   return T(*cap * T(tanh(T(s / *cap))));
 }
 
-// Softmax over the visible entries of a row of logits; hidden entries get probability 0 (e^{−∞} =
-// 0, without ever forming −∞, which fp8 E4M3 does not have). The max is taken over visible entries
-// only. No visible entry: every probability is NaN (0/0, see the top). The denominator accumulates
-// in Acc. Written here rather than in softmax.h because the mask is attention's concern.
+// Softmax over the visible entries of a row of logits; hidden entries get probability 0
+// (e^{−∞} = 0, without ever forming −∞, which fp8 E4M3 does not have). The max is taken over
+// visible entries only. No visible entry: every probability is NaN (0/0, see the top). The
+// denominator accumulates in Acc. Written here rather than in softmax.h because the mask is
+// attention's concern.
 template <class T, class Acc = T>
 std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visible,
                               bool subtract_max = true) {
@@ -223,9 +224,9 @@ std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const Atte
   return p;
 }
 
-// F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V. o_i = Σ_j
-// p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the visible keys, left
-// to right, then rounded once to T.
+// F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
+// o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
+// visible keys, left to right, then rounded once to T.
 template <class T, class Acc = T>
 Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention");

@@ -88,13 +88,16 @@ ref::mp max_abs_diff(const ref::Mat<T>& a, const ref::Mat<ref::mp>& b) {
   return r;
 }
 
-// A first-order a priori bound on max|O_T − O| for attention run in a format of unit roundoff u (T
-// = Acc), from the usual error analysis: each logit is a d-term dot product, rounded and scaled
-// (|Δs| ≤ (d + 2)·u·S, S = max_ij scale·Σ_c|q_ic k_jc|; capping has slope ≤ 1); e^{s−m} adds |Δs| +
-// u·|s − m| ≤ |Δs| + 2u·S of relative error; the T-term denominator and the division (T + 1)·u; the
-// T-term output sum (T + 1)·u more, on values of size ≤ max|V|. In all ≤ u·((2d + 8)·S + 2T +
-// 3)·max|V|; the factor 2 covers the second-order terms while (that sum)·u ≲ 1 (for fp8 it is no
-// longer small, and the bound only says the output stays of the size of V).
+// An a priori bound on max|O_T − O| for attention run in a format of unit roundoff u (T = Acc),
+// from first-order error analysis. With S = max_ij scale·Σ_c|q_ic k_jc| (so |s| ≤ S):
+//  - a logit is a d-term dot product, rounded, scaled, and capped (3 roundings more, slope ≤ 1):
+//    |Δs| ≤ (d + 5)·u·S;
+//  - s − m carries 2·(d + 5)·u·S + 2u·S, so e^{s−m} has relative error ≤ (2d + 12)·u·S + u;
+//  - p_j = e_j / Σ_k e_k doubles that and adds T·u (sum) and u (division);
+//  - o = Σ_j p_j v_j adds T·u, on values of size ≤ max|V|.
+// In all u·((4d + 24)·S + 2T + 3)·max|V|; twice that is asserted, leaving room for second-order
+// terms (for fp8 the first-order bound is no longer small, and the check only says that the
+// output stays of the size of V).
 template <class T>
 ref::mp attention_error_bound(const ref::mp& u, const ref::Mat<T>& q, const ref::Mat<T>& k,
                               const ref::Mat<T>& v, const ref::AttentionConfig& cfg) {
@@ -113,8 +116,8 @@ ref::mp attention_error_bound(const ref::mp& u, const ref::Mat<T>& q, const ref:
       }
     }
   }
-  const ref::mp terms = (2 * cfg.head_dim + 8) * s_max + 2 * k.rows + 3;
-  return 2 * u * terms * max_abs(v);
+  const ref::mp first_order = (4 * cfg.head_dim + 24) * s_max + 2 * k.rows + 3;
+  return 2 * u * first_order * max_abs(v);
 }
 
 // A bound on max|u_T − u| / max|u| for MLA run in a format of unit roundoff u (T = Acc). Let K be
