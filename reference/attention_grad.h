@@ -3,10 +3,10 @@
 //   dV = Pᵀ dO,   dP = dO Vᵀ,   dS = P ⊙ (dP − rowsum(dO ⊙ O)),
 //   dQ = dS_raw K · scale,   dK = dS_rawᵀ Q · scale,
 // where dS_raw = dS ⊙ (1 − tanh²(s_raw/cap)) with soft-capping (chain rule through
-// cap·tanh(s_raw/cap)) and dS_raw = dS without it. With GQA/MQA, dK and dV of a KV head sum the
-// contributions of every query head reading it. Masked entries have P = 0 and contribute
-// nothing; a fully masked row has NaN probabilities (see attention.h), and its NaN reaches dQ of
-// that row and dK, dV of its KV head, as the formula implies.
+// cap·tanh(s_raw/cap); see soft_cap_slope) and dS_raw = dS without it. With GQA/MQA, dK and dV of a
+// KV head sum the contributions of every query head reading it. Masked entries have P = 0 and
+// contribute nothing; a fully masked row has NaN probabilities (see attention.h), and its NaN
+// reaches dQ of that row and dK, dV of its KV head, as the formula implies.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,19 @@
 
 namespace lmo::ref {
 
+// d/ds cap·tanh(s/cap) = 1 − tanh²(s/cap), evaluated as the equal 4e/(1 + e)², e = e^{−2|s/cap|}:
+// the literal form cancels to exactly 0 once tanh rounds to ±1 (|s/cap| ≳ 3.5 in bfloat16), this
+// one keeps its relative accuracy for every s. (The same evaluation as softcap_grad in the F14
+// code on main; this can call it once both are on one branch.)
+template <class T>
+T soft_cap_slope(const T& s, const T& cap) {
+  using std::abs;
+  using std::exp;
+  const T e = exp(T(T(-2) * T(abs(T(s / cap)))));
+  const T one_e = T(1) + e;
+  return T(T(T(4) * e) / T(one_e * one_e));
+}
+
 template <class T>
 struct AttentionGrads {
   Mat<T> dq;  // T_q × h·d
@@ -35,7 +48,6 @@ struct AttentionGrads {
 template <class T, class Acc = T>
 AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
                                      const Mat<T>& d_out, const AttentionConfig& cfg) {
-  using std::tanh;
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_backward");
   const int64_t h = cfg.heads, d = cfg.head_dim, dv = cfg.v_dim(), tq = q.rows, tk = k.rows;
   if (d_out.rows != tq || d_out.cols != h * dv) {
@@ -78,10 +90,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
           v.row(j).subspan(static_cast<size_t>(kv * dv), static_cast<size_t>(dv));
       const T dp = convert<T>(dot<T, Acc>(doi, vj));
       T dsij = T(pij * T(dp - delta));
-      if (cap) {
-        const T t = tanh(T(raw[static_cast<size_t>(j)] / *cap));
-        dsij = T(dsij * T(T(1) - T(t * t)));
-      }
+      if (cap) dsij = T(dsij * soft_cap_slope(raw[static_cast<size_t>(j)], *cap));
       dsh(i, j) = dsij;
     }
     for (int64_t c = 0; c < d; ++c) {

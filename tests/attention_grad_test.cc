@@ -99,6 +99,23 @@ TEST(AttentionBackward, MatchesCentralDifferencesInMp) {
   }
 }
 
+// The cap's slope in its stable form equals sech²(s/cap) = 1 − tanh²(s/cap) to 1e-45 in mp for
+// every s (the literal 1 − tanh² itself loses ~1e-33 at s/cap = 20, even in mp), and is still
+// accurate in bfloat16 where the literal form has cancelled to 0 (s/cap = 5: tanh rounds to 1).
+TEST(AttentionBackward, SoftCapSlopeIsStable) {
+  for (const char* s : {"-7.5", "-1", "0", "0.3", "2", "40"}) {
+    const mp z(s), cap(2);
+    const mp sech2 = 1 / pow(cosh(z / cap), 2);
+    EXPECT_LT(testdata::relative_error(soft_cap_slope(z, cap), sech2), mp("1e-45")) << s;
+  }
+  const bfloat16 z(10.0), cap(2.0);
+  const bfloat16 t = tanh(bfloat16(z / cap));
+  EXPECT_EQ((bfloat16(1.0) - t * t).value(), 0.0);
+  const mp exact = 1 / pow(cosh(mp(5)), 2);
+  // Five roundings of relative size ≤ 2^-8 (exp, 1 + e, its square, the division, s/cap).
+  EXPECT_LT(testdata::relative_error(to_mp(soft_cap_slope(z, cap)), exact), mp("0.02"));
+}
+
 // A query row that sees no key has NaN output, and the formula carries the NaN into its dQ row
 // and into dK, dV of its KV head; rows that see keys keep finite dQ.
 TEST(AttentionBackward, FullyMaskedRowsGiveNaNAndBadShapesThrow) {
