@@ -1,0 +1,257 @@
+// F15 attention: softmax(Q Kᵀ·scale + mask) V for one sequence, with h query heads sharing g
+// key/value heads (MHA g = h, GQA 1 < g < h, MQA g = 1), the masks of the catalog and optional
+// logit soft-capping (F14 applied to attention logits, Gemma 2).
+//
+// Layout (row vectors, as `X W_Q` produces them): Q is a Mat with T_q rows and h·d columns,
+// row t = [q_{t,0}; q_{t,1}; …; q_{t,h−1}] (the [T_q, h, d] row-major tensor); K is T_k × g·d and
+// V is T_k × g·d_v in the same way; the output is T_q × h·d_v. Query head j reads KV head
+// ⌊j·g/h⌋, so consecutive query heads share a KV head.
+//
+// Positions: key j sits at position j; query i at position T_k − T_q + i, i.e. the queries are the
+// last T_q tokens of the sequence (decoding, chunked prefill). With T_q = T_k this is the usual
+// square causal mask.
+//
+// Fully masked rows: the formula adds −∞ to every logit, so the softmax is 0/0 and the row's output
+// is NaN (every component). That is what the formula implies; kernels that return 0 there
+// (FlashAttention's convention) differ from the reference on purpose.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "reference/linalg.h"
+#include "reference/numeric.h"
+#include "reference/parallel.h"
+
+namespace lmo::ref {
+
+enum class MaskKind {
+  kNone,           // every key visible
+  kCausal,         // key j visible to query position p iff j ≤ p
+  kSlidingWindow,  // iff 0 ≤ p − j < window (causal by construction)
+  kDocument,       // iff j ≤ p and document_ids[j] == document_ids[p] (Llama 3)
+};
+
+struct AttentionConfig {
+  int64_t heads = 1;      // h
+  int64_t kv_heads = 1;   // g, must divide h
+  int64_t head_dim = 1;   // d, the width of q and k
+  int64_t value_dim = 0;  // d_v, the width of v; 0 means d
+  // Multiplies Q Kᵀ; empty means 1/√d. Rounded once to T, so an exact mp value gives the correctly
+  // rounded constant on every type.
+  std::optional<mp> scale;
+  MaskKind mask = MaskKind::kNone;
+  int64_t window = 0;                 // w, for kSlidingWindow
+  std::vector<int64_t> document_ids;  // one per key position (length T_k), for kDocument
+  // s ↦ cap·tanh(s/cap) on the scaled logits, before the mask. Empty: no capping.
+  std::optional<mp> soft_cap;
+  // Softmax evaluated as e^{s−m}/Σe^{s−m}, m the row max over visible keys (the default, as every
+  // kernel does); false gives the literal e^s/Σe^s, which overflows in narrow formats.
+  bool subtract_max = true;
+
+  int64_t v_dim() const { return value_dim == 0 ? head_dim : value_dim; }
+};
+
+// Throws std::invalid_argument unless cfg is consistent with Q (T_q × h·d), K (T_k × g·d) and V
+// (T_k × g·d_v). `where` names the calling function in the message.
+inline void validate_attention(const AttentionConfig& cfg, int64_t t_q, int64_t q_cols, int64_t t_k,
+                               int64_t k_cols, int64_t v_rows, int64_t v_cols,
+                               const std::string& where) {
+  auto fail = [&](const std::string& what) { throw std::invalid_argument(where + ": " + what); };
+  auto s = [](int64_t v) { return std::to_string(v); };
+  if (cfg.heads <= 0) fail("heads must be positive, got " + s(cfg.heads));
+  if (cfg.kv_heads <= 0) fail("kv_heads must be positive, got " + s(cfg.kv_heads));
+  if (cfg.heads % cfg.kv_heads != 0) {
+    fail("kv_heads must divide heads, got heads " + s(cfg.heads) + ", kv_heads " + s(cfg.kv_heads));
+  }
+  if (cfg.head_dim <= 0) fail("head_dim must be positive, got " + s(cfg.head_dim));
+  if (cfg.value_dim < 0) fail("value_dim must be >= 0 (0: head_dim), got " + s(cfg.value_dim));
+  if (q_cols != cfg.heads * cfg.head_dim) {
+    fail("Q must have heads*head_dim = " + s(cfg.heads * cfg.head_dim) + " columns, got " +
+         s(q_cols));
+  }
+  if (k_cols != cfg.kv_heads * cfg.head_dim) {
+    fail("K must have kv_heads*head_dim = " + s(cfg.kv_heads * cfg.head_dim) + " columns, got " +
+         s(k_cols));
+  }
+  if (v_cols != cfg.kv_heads * cfg.v_dim()) {
+    fail("V must have kv_heads*value_dim = " + s(cfg.kv_heads * cfg.v_dim()) + " columns, got " +
+         s(v_cols));
+  }
+  if (v_rows != t_k) fail("V must have as many rows as K (" + s(t_k) + "), got " + s(v_rows));
+  if (t_q < 0 || t_k < 0) fail("negative sequence length");
+  if (cfg.mask == MaskKind::kSlidingWindow && cfg.window <= 0) {
+    fail("window must be positive for a sliding-window mask, got " + s(cfg.window));
+  }
+  if (cfg.mask == MaskKind::kDocument) {
+    if (static_cast<int64_t>(cfg.document_ids.size()) != t_k) {
+      fail("document_ids must have one id per key (" + s(t_k) + "), got " +
+           s(static_cast<int64_t>(cfg.document_ids.size())));
+    }
+    if (t_q > t_k) fail("document mask needs T_q <= T_k, got " + s(t_q) + " > " + s(t_k));
+  }
+  if (cfg.scale && !(*cfg.scale > 0)) fail("scale must be positive");
+  if (cfg.soft_cap && !(*cfg.soft_cap > 0)) fail("soft_cap must be positive");
+}
+
+// The KV head query head j reads: ⌊j·g/h⌋.
+inline int64_t kv_head_of(int64_t head, const AttentionConfig& cfg) {
+  return head * cfg.kv_heads / cfg.heads;
+}
+
+// Whether key j is visible to query row i of T_q, with T_k keys (positions: see the top).
+inline bool attention_key_visible(const AttentionConfig& cfg, int64_t t_q, int64_t t_k, int64_t i,
+                                  int64_t j) {
+  const int64_t p = t_k - t_q + i;
+  switch (cfg.mask) {
+    case MaskKind::kNone:
+      return true;
+    case MaskKind::kCausal:
+      return j <= p;
+    case MaskKind::kSlidingWindow:
+      return 0 <= p - j && p - j < cfg.window;
+    case MaskKind::kDocument:
+      return j <= p &&
+             cfg.document_ids[static_cast<size_t>(j)] == cfg.document_ids[static_cast<size_t>(p)];
+  }
+  return false;
+}
+
+// The scale in T: cfg.scale, or 1/√d, rounded once.
+template <class T>
+T attention_scale(const AttentionConfig& cfg) {
+  using std::sqrt;
+  return from_mp<T>(cfg.scale ? *cfg.scale : mp(mp(1) / sqrt(mp(cfg.head_dim))));
+}
+
+// The scaled logit before capping, s = (q·k)·scale: the dot product accumulates in Acc and is
+// rounded once to T, then scaled in T (a kernel's GEMM followed by its scaling).
+template <class T, class Acc = T>
+T attention_raw_logit(std::span<const T> q, std::span<const T> k, const T& scale) {
+  return T(convert<T>(dot<T, Acc>(q, k)) * scale);
+}
+
+// F14 on a logit: cap·tanh(s/cap); identity when cap is empty.
+template <class T>
+T soft_cap_logit(const T& s, const std::optional<T>& cap) {
+  using std::tanh;
+  if (!cap) return s;
+  return T(*cap * T(tanh(T(s / *cap))));
+}
+
+// Softmax over the visible entries of a row of logits; hidden entries get probability 0
+// (e^{−∞} = 0, without ever forming −∞, which fp8 E4M3 does not have). The max is taken over
+// visible entries only. No visible entry: every probability is NaN (0/0, see the top). The
+// denominator accumulates in Acc. Written here rather than in softmax.h because the mask is
+// attention's concern.
+template <class T, class Acc = T>
+std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visible,
+                              bool subtract_max = true) {
+  using std::exp;
+  if (s.size() != visible.size()) throw std::invalid_argument("masked_softmax: length mismatch");
+  std::vector<T> p(s.size(), T(0));
+  bool any = false;
+  T m(0);
+  for (size_t j = 0; j < s.size(); ++j) {
+    if (!visible[j]) continue;
+    if (subtract_max && (!any || s[j] > m)) m = s[j];
+    any = true;
+  }
+  if (!any) return std::vector<T>(s.size(), std::numeric_limits<T>::quiet_NaN());
+  Acc total(0);
+  for (size_t j = 0; j < s.size(); ++j) {
+    if (!visible[j]) continue;
+    p[j] = exp(T(s[j] - m));
+    total = total + convert<Acc>(p[j]);
+  }
+  const T z = convert<T>(total);
+  for (size_t j = 0; j < s.size(); ++j) {
+    if (visible[j]) p[j] = p[j] / z;
+  }
+  return p;
+}
+
+// Logits (scaled, capped) of query row i of head `head` against every key, and which keys the mask
+// shows; shared by attention, its probabilities and its gradient.
+template <class T, class Acc = T>
+void attention_row_logits(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg,
+                          const T& scale, const std::optional<T>& cap, int64_t i, int64_t head,
+                          std::vector<T>& logits, std::vector<char>& visible) {
+  const int64_t d = cfg.head_dim, kv = kv_head_of(head, cfg);
+  const std::span<const T> qi =
+      q.row(i).subspan(static_cast<size_t>(head * d), static_cast<size_t>(d));
+  logits.assign(static_cast<size_t>(k.rows), T(0));
+  visible.assign(static_cast<size_t>(k.rows), 0);
+  for (int64_t j = 0; j < k.rows; ++j) {
+    if (!attention_key_visible(cfg, q.rows, k.rows, i, j)) continue;
+    visible[static_cast<size_t>(j)] = 1;
+    const std::span<const T> kj =
+        k.row(j).subspan(static_cast<size_t>(kv * d), static_cast<size_t>(d));
+    logits[static_cast<size_t>(j)] =
+        soft_cap_logit(attention_raw_logit<T, Acc>(qi, kj, scale), cap);
+  }
+}
+
+template <class T>
+std::optional<T> attention_cap(const AttentionConfig& cfg) {
+  if (!cfg.soft_cap) return std::nullopt;
+  return from_mp<T>(*cfg.soft_cap);
+}
+
+// F15: the attention probabilities P = softmax(Q Kᵀ·scale + mask), one T_q × T_k matrix per query
+// head (0 where masked; NaN rows where fully masked).
+template <class T, class Acc = T>
+std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg) {
+  validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, k.rows, cfg.kv_heads * cfg.v_dim(),
+                     "attention_probs");
+  const T scale = attention_scale<T>(cfg);
+  const std::optional<T> cap = attention_cap<T>(cfg);
+  std::vector<Mat<T>> p(static_cast<size_t>(cfg.heads), Mat<T>(q.rows, k.rows));
+  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
+    const int64_t i = task / cfg.heads, head = task % cfg.heads;
+    std::vector<T> s;
+    std::vector<char> vis;
+    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
+    const std::vector<T> row = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
+    std::copy(row.begin(), row.end(), p[static_cast<size_t>(head)].row(i).begin());
+  });
+  return p;
+}
+
+// F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
+// o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
+// visible keys, left to right, then rounded once to T.
+template <class T, class Acc = T>
+Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg) {
+  validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention");
+  const int64_t dv = cfg.v_dim();
+  const T scale = attention_scale<T>(cfg);
+  const std::optional<T> cap = attention_cap<T>(cfg);
+  Mat<T> out(q.rows, cfg.heads * dv);
+  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
+    const int64_t i = task / cfg.heads, head = task % cfg.heads, kv = kv_head_of(head, cfg);
+    std::vector<T> s;
+    std::vector<char> vis;
+    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
+    const std::vector<T> p = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
+    for (int64_t c = 0; c < dv; ++c) {
+      Acc acc(0);
+      bool any = false;
+      for (int64_t j = 0; j < k.rows; ++j) {
+        if (!vis[static_cast<size_t>(j)]) continue;
+        any = true;
+        acc = acc + convert<Acc>(T(p[static_cast<size_t>(j)] * v(j, kv * dv + c)));
+      }
+      out(i, head * dv + c) = any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+    }
+  });
+  return out;
+}
+
+}  // namespace lmo::ref
