@@ -12,10 +12,15 @@
 #include "reference/attention_grad.h"
 #include "reference/attention_online.h"
 #include "reference/kv_cache.h"
+#include "tests/support/typed_numbers.h"
 #include "tests/support/attention_cases.h"
 
 namespace lmo::ref {
 namespace {
+
+using testdata::all_finite;
+using testdata::unit_roundoff;
+using testdata::widen;
 
 using testdata::attention_config;
 using testdata::hex_matrix;
@@ -26,32 +31,9 @@ const nlohmann::json& data() {
 }
 
 template <class T>
-Mat<mp> widen(const Mat<T>& m) {
-  Mat<mp> w(m.rows, m.cols);
-  for (size_t i = 0; i < m.data.size(); ++i) w.data[i] = to_mp(m.data[i]);
-  return w;
-}
-
-template <class T>
-bool all_finite(const Mat<T>& m) {
-  using std::isfinite;
-  for (const T& x : m.data) {
-    if (!isfinite(x)) return false;
-  }
-  return true;
-}
-
-template <class T>
-mp unit_roundoff() {
-  return to_mp(std::numeric_limits<T>::epsilon()) / 2;
-}
-
-template <class T>
 class AttentionTypes : public ::testing::Test {};
 
-using AllTypes =
-    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
-TYPED_TEST_SUITE(AttentionTypes, AllTypes);
+TYPED_TEST_SUITE(AttentionTypes, testdata::AllNumberTypes);
 
 // Cases covering GQA + sliding window + soft-cap, MQA, the document mask, d_v ≠ d with an
 // explicit scale, and queries offset from the keys.

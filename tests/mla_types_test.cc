@@ -8,10 +8,15 @@
 #include <vector>
 
 #include "reference/mla.h"
+#include "tests/support/typed_numbers.h"
 #include "tests/support/attention_cases.h"
 
 namespace lmo::ref {
 namespace {
+
+using testdata::all_finite;
+using testdata::unit_roundoff;
+using testdata::widen;
 
 using testdata::hex_matrix;
 using testdata::mla_config;
@@ -23,33 +28,15 @@ const nlohmann::json& data() {
 }
 
 template <class T>
-Mat<mp> widen(const Mat<T>& m) {
-  Mat<mp> w(m.rows, m.cols);
-  for (size_t i = 0; i < m.data.size(); ++i) w.data[i] = to_mp(m.data[i]);
-  return w;
-}
-
-template <class T>
 MlaWeights<mp> widen(const MlaWeights<T>& w) {
   return {widen(w.w_dq), widen(w.w_uq), widen(w.w_qr), widen(w.w_dkv),
           widen(w.w_uk), widen(w.w_kr), widen(w.w_uv), widen(w.w_o)};
 }
 
 template <class T>
-bool all_finite(const Mat<T>& m) {
-  using std::isfinite;
-  for (const T& x : m.data) {
-    if (!isfinite(x)) return false;
-  }
-  return true;
-}
-
-template <class T>
 class MlaTypes : public ::testing::Test {};
 
-using AllTypes =
-    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
-TYPED_TEST_SUITE(MlaTypes, AllTypes);
+TYPED_TEST_SUITE(MlaTypes, testdata::AllNumberTypes);
 
 TYPED_TEST(MlaTypes, NaiveAndAbsorbedWithinTheErrorBound) {
   using T = TypeParam;

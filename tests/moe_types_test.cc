@@ -8,33 +8,23 @@
 #include <type_traits>
 #include <vector>
 
+#include "tests/support/typed_numbers.h"
 #include "reference/moe.h"
 
 namespace lmo::ref {
 namespace {
 
+using testdata::to_type;
+using testdata::unit_roundoff;
+
 template <class T>
 class MoeTypes : public ::testing::Test {};
 
-using AllTypes =
-    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
-TYPED_TEST_SUITE(MoeTypes, AllTypes);
+TYPED_TEST_SUITE(MoeTypes, testdata::AllNumberTypes);
 
 // Exact in every format here (fp8 E5M2 has 2 fraction bits: 3, 1.5·2, 1.75·4 … all fit).
 const std::vector<double> kLogits = {3, -3, 0, 2, -2, 1, -1, -4};
 const std::vector<double> kBias = {0, 0, 0.25, 0, 0, 0, 0, 0};
-
-template <class T>
-std::vector<T> cast(const std::vector<double>& v) {
-  std::vector<T> out;
-  for (double x : v) out.push_back(T(x));
-  return out;
-}
-
-template <class T>
-mp unit_roundoff() {
-  return to_mp(std::numeric_limits<T>::epsilon()) / 2;
-}
 
 // A relative error bound after n roundings that may compound in a ratio: ((1+u)/(1−u))^n − 1.
 template <class T>
@@ -61,8 +51,8 @@ void expect_finite(const std::vector<T>& v) {
 
 TYPED_TEST(MoeTypes, SigmoidGroupRoutingSelectsAsMpWithBoundedGates) {
   using T = TypeParam;
-  const Routing<mp> want = route<mp>(cast<mp>(kLogits), cast<mp>(kBias), grouped_config<mp>());
-  const Routing<T> got = route<T>(cast<T>(kLogits), cast<T>(kBias), grouped_config<T>());
+  const Routing<mp> want = route<mp>(to_type<mp>(kLogits), to_type<mp>(kBias), grouped_config<mp>());
+  const Routing<T> got = route<T>(to_type<T>(kLogits), to_type<T>(kBias), grouped_config<T>());
   EXPECT_EQ(got.groups, want.groups);
   EXPECT_EQ(got.experts, want.experts);
   expect_finite(got.gates);
@@ -85,8 +75,8 @@ TYPED_TEST(MoeTypes, SoftmaxRoutingSelectsAsMpWithBoundedGates) {
   RouterConfig<T> ct;
   ct.top_k = 2;
   ct.score = RouterScore::kSoftmax;
-  const Routing<mp> want = route<mp>(cast<mp>(kLogits), {}, cm);
-  const Routing<T> got = route<T>(cast<T>(kLogits), {}, ct);
+  const Routing<mp> want = route<mp>(to_type<mp>(kLogits), {}, cm);
+  const Routing<T> got = route<T>(to_type<T>(kLogits), {}, ct);
   EXPECT_EQ(got.experts, want.experts);
   expect_finite(got.gates);
   // Softmax: z − max exact (small integers), exp (1), the N − 1 = 7 additions of the
@@ -100,8 +90,8 @@ TYPED_TEST(MoeTypes, SoftmaxRoutingSelectsAsMpWithBoundedGates) {
 
 TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   using T = TypeParam;
-  const Routing<T> r = route<T>(cast<T>(kLogits), cast<T>(kBias), grouped_config<T>());
-  const std::vector<T> u = cast<T>({0.5, -0.25, 1.0, 0.75});
+  const Routing<T> r = route<T>(to_type<T>(kLogits), to_type<T>(kBias), grouped_config<T>());
+  const std::vector<T> u = to_type<T>({0.5, -0.25, 1.0, 0.75});
   std::vector<ExpertFn<T>> routed;
   for (int i = 0; i < 8; ++i) {
     routed.push_back([i](std::span<const T> x) {
@@ -113,7 +103,7 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   const std::vector<ExpertFn<T>> shared = {routed[0]};
   const std::vector<T> h = moe_layer<T>(u, r, shared, routed);
   expect_finite(h);
-  const Routing<mp> rm = route<mp>(cast<mp>(kLogits), cast<mp>(kBias), grouped_config<mp>());
+  const Routing<mp> rm = route<mp>(to_type<mp>(kLogits), to_type<mp>(kBias), grouped_config<mp>());
   std::vector<ExpertFn<mp>> routed_mp;
   for (int i = 0; i < 8; ++i) {
     routed_mp.push_back([i](std::span<const mp> x) {
@@ -124,7 +114,7 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   }
   const std::vector<ExpertFn<mp>> shared_mp = {routed_mp[0]};
   const std::vector<mp> hm =
-      moe_layer<mp>(cast<mp>({0.5, -0.25, 1.0, 0.75}), rm, shared_mp, routed_mp);
+      moe_layer<mp>(to_type<mp>({0.5, -0.25, 1.0, 0.75}), rm, shared_mp, routed_mp);
   // Every term of h' is positive where u_j > 0 (negative where u_j < 0): no cancellation, so the
   // relative error is at most that of the gates (10 roundings) plus the expert's multiply, the
   // gate product and the 5 additions: 17 roundings.
@@ -134,7 +124,7 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   }
 
   std::vector<Routing<T>> routes = {
-      r, route<T>(cast<T>({-3, 3, 2, 0, 1, -2, -4, -1}), {}, grouped_config<T>())};
+      r, route<T>(to_type<T>({-3, 3, 2, 0, 1, -2, -4, -1}), {}, grouped_config<T>())};
   const BalanceLoss<T> l = load_balance_loss<T>(routes, constant<T>("0.001"));
   using std::isfinite;
   EXPECT_TRUE(isfinite(l.loss));
@@ -143,7 +133,7 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   expect_finite(l.p);
 
   Mat<T> logits(2, 8);
-  const std::vector<T> row0 = cast<T>(kLogits), row1 = cast<T>({-3, 3, 2, 0, 1, -2, -4, -1});
+  const std::vector<T> row0 = to_type<T>(kLogits), row1 = to_type<T>({-3, 3, 2, 0, 1, -2, -4, -1});
   std::copy(row0.begin(), row0.end(), logits.row(0).begin());
   std::copy(row1.begin(), row1.end(), logits.row(1).begin());
   const auto batch = route_tokens<T>(logits, {}, grouped_config<T>());
@@ -152,7 +142,7 @@ TYPED_TEST(MoeTypes, LayerLossAndBiasUpdateRunAndStayFinite) {
   EXPECT_EQ(dense.size(), 8u);
   expect_finite(dense);
 
-  const std::vector<T> bias = update_balance_bias<T>(cast<T>(kBias), expert_load(routes, 8),
+  const std::vector<T> bias = update_balance_bias<T>(to_type<T>(kBias), expert_load(routes, 8),
                                                      default_bias_update_speed<T>());
   expect_finite(bias);
 }

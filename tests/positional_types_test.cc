@@ -7,31 +7,21 @@
 #include <limits>
 #include <vector>
 
+#include "tests/support/typed_numbers.h"
 #include "reference/positional.h"
 
 namespace lmo::ref {
 namespace {
 
+using testdata::compound;
+using testdata::is_finite;
+using testdata::unit_roundoff;
+
 template <class T>
 class PositionalTypes : public ::testing::Test {};
-using AllTypes =
-    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
-TYPED_TEST_SUITE(PositionalTypes, AllTypes);
+TYPED_TEST_SUITE(PositionalTypes, testdata::AllNumberTypes);
 
-template <class T>
-double unit_roundoff() {
-  return static_cast<double>(to_mp(std::numeric_limits<T>::epsilon())) / 2;
-}
 
-// n roundings of relative size u compound to at most (1 + u)^n − 1 (≈ n·u when n·u is small;
-// for the fp8 formats, u = 2^-4 or 2^-3, the compounding matters).
-double compound(int n, double u) { return std::expm1(n * std::log1p(u)); }
-
-template <class T>
-bool finite(const T& v) {
-  using std::isfinite;
-  return isfinite(v);
-}
 
 // sinusoidal_pe(3, 8, base 100): base 100 rather than 10000 because E4M3's largest finite value
 // is 448. The angle p / base^(2i/d) is ≤ 3 and carries the roundings of the exponent (amplified
@@ -40,23 +30,23 @@ bool finite(const T& v) {
 // compound(8, u)·3 + compound(1, u) absolute (|PE| ≤ 1).
 TYPED_TEST(PositionalTypes, SinusoidalRunsFiniteAndNearMp) {
   using T = TypeParam;
-  const double u = unit_roundoff<T>();
+  const double u = static_cast<double>(unit_roundoff<T>());
   const T base = T(100);
   const std::vector<T> pe = sinusoidal_pe<T>(T(3), 8, base);
   const std::vector<mp> ref = sinusoidal_pe<mp>(mp(3), 8, to_mp(base));
   ASSERT_EQ(pe.size(), 8u);
   for (size_t i = 0; i < pe.size(); ++i) {
-    EXPECT_TRUE(finite(pe[i])) << i;
+    EXPECT_TRUE(is_finite(pe[i])) << i;
     EXPECT_LE(static_cast<double>(abs(to_mp(pe[i]) - ref[i])), compound(8, u) * 3 + u) << i;
   }
   const Mat<T> table = sinusoidal_pe_table<T>(4, 4, base);
-  for (const T& v : table.data) EXPECT_TRUE(finite(v));
+  for (const T& v : table.data) EXPECT_TRUE(is_finite(v));
 }
 
 // Sums of two table entries: one rounding, |Δ| ≤ u·|v + u|.
 TYPED_TEST(PositionalTypes, LearnedAbsoluteRoundsEachSumOnce) {
   using T = TypeParam;
-  const double u = unit_roundoff<T>();
+  const double u = static_cast<double>(unit_roundoff<T>());
   Mat<T> v(3, 2), p(4, 2);
   for (int64_t i = 0; i < 6; ++i) v.data[static_cast<size_t>(i)] = T(0.375 * (i - 2.5));
   for (int64_t i = 0; i < 8; ++i) p.data[static_cast<size_t>(i)] = T(0.1 * (i + 1));
@@ -65,7 +55,7 @@ TYPED_TEST(PositionalTypes, LearnedAbsoluteRoundsEachSumOnce) {
   for (int64_t t = 0; t < 3; ++t) {
     for (int64_t c = 0; c < 2; ++c) {
       const mp exact = to_mp(v(ids[t], c)) + to_mp(p(pos[t], c));
-      EXPECT_TRUE(finite(e(t, c)));
+      EXPECT_TRUE(is_finite(e(t, c)));
       EXPECT_LE(static_cast<double>(abs(to_mp(e(t, c)) - exact)),
                 u * static_cast<double>(abs(exact)));
     }
@@ -78,7 +68,7 @@ TYPED_TEST(PositionalTypes, LearnedAbsoluteRoundsEachSumOnce) {
 // a_c| / sqrt(d_k) over exact magnitudes — 12 leaves room for the magnitudes' own rounding.
 TYPED_TEST(PositionalTypes, ShawLogitsRunFiniteAndNearMp) {
   using T = TypeParam;
-  const double u = unit_roundoff<T>();
+  const double u = static_cast<double>(unit_roundoff<T>());
   Mat<T> x(3, 2), wq(2, 2), wk(2, 2), rel(3, 2);
   const double xs[] = {0.5, -0.25, 1.0, 0.75, -0.5, 0.125};
   const double ws[] = {0.3, -0.7, 0.45, 0.2};
@@ -102,7 +92,7 @@ TYPED_TEST(PositionalTypes, ShawLogitsRunFiniteAndNearMp) {
       const int64_t r = shaw_relative_index(i, j, 1);
       for (int64_t c = 0; c < 2; ++c) mag += abs(q(i, c)) * (abs(k(j, c)) + abs(a(r, c)));
       mag /= sqrt(mp(2));
-      EXPECT_TRUE(finite(e(i, j)));
+      EXPECT_TRUE(is_finite(e(i, j)));
       EXPECT_LE(static_cast<double>(abs(to_mp(e(i, j)) - ref(i, j))),
                 compound(12, u) * static_cast<double>(mag))
           << i << "," << j;

@@ -7,30 +7,21 @@
 #include <limits>
 #include <vector>
 
+#include "tests/support/typed_numbers.h"
 #include "reference/rope_scaling.h"
 
 namespace lmo::ref {
 namespace {
 
+using testdata::compound;
+using testdata::is_finite;
+using testdata::unit_roundoff;
+
 template <class T>
 class RopeTypes : public ::testing::Test {};
-using AllTypes =
-    ::testing::Types<mp, float128, double, float, bfloat16, float16, tf32, fp8_e4m3, fp8_e5m2>;
-TYPED_TEST_SUITE(RopeTypes, AllTypes);
+TYPED_TEST_SUITE(RopeTypes, testdata::AllNumberTypes);
 
-template <class T>
-double unit_roundoff() {
-  return static_cast<double>(to_mp(std::numeric_limits<T>::epsilon())) / 2;
-}
 
-// n roundings of relative size u compound to at most (1 + u)^n − 1.
-double compound(int n, double u) { return std::expm1(n * std::log1p(u)); }
-
-template <class T>
-bool finite(const T& v) {
-  using std::isfinite;
-  return isfinite(v);
-}
 
 template <class T>
 std::vector<mp> up(const std::vector<T>& v) {
@@ -53,7 +44,7 @@ std::vector<T> test_vector() {
 // products and a sum add compound(3, u)·2 relative to ‖pair‖ (each term ≤ ‖pair‖).
 TYPED_TEST(RopeTypes, RopeRunsFiniteAndNearMp) {
   using T = TypeParam;
-  const double u = unit_roundoff<T>();
+  const double u = static_cast<double>(unit_roundoff<T>());
   const T base = T(100);
   const std::vector<T> inv = rope_inv_freq<T>(8, base);
   const std::vector<mp> inv_mp = rope_inv_freq<mp>(8, to_mp(base));
@@ -70,7 +61,7 @@ TYPED_TEST(RopeTypes, RopeRunsFiniteAndNearMp) {
         const double angle = p * static_cast<double>(inv_mp[static_cast<size_t>(k)]);
         const double bound = (compound(9, u) * angle + 2 * compound(3, u)) * norm;
         for (size_t i : {a, b}) {
-          EXPECT_TRUE(finite(y[i]));
+          EXPECT_TRUE(is_finite(y[i]));
           EXPECT_LE(static_cast<double>(abs(to_mp(y[i]) - ref[i])), bound)
               << "p=" << p << " i=" << i;
         }
@@ -104,7 +95,7 @@ TYPED_TEST(RopeTypes, TableSequenceAndBackwardAgreeWithRopeExactly) {
           rope_from_table_backward<T>(x, table.cos.row(t), table.sin.row(t), layout);
       const std::vector<T> back = rope<T>(x, T(-p), inv, layout);
       for (size_t i = 0; i < 8; ++i) {
-        EXPECT_TRUE(finite(y[i]));
+        EXPECT_TRUE(is_finite(y[i]));
         EXPECT_EQ(to_mp(yt[i]), to_mp(y[i]));
         EXPECT_EQ(to_mp(ys(t, static_cast<int64_t>(i))), to_mp(y[i]));
         EXPECT_EQ(to_mp(dx[i]), to_mp(back[i]));
@@ -129,8 +120,8 @@ TYPED_TEST(RopeTypes, PositionRoundsOnceToTheCallersType) {
     } else {
       EXPECT_EQ(to_mp(tp), to_mp(once)) << p;
     }
-    if (finite(tp)) {
-      EXPECT_LE(abs(to_mp(tp) - mp(p)), mp(p) * unit_roundoff<T>()) << p;
+    if (is_finite(tp)) {
+      EXPECT_LE(abs(to_mp(tp) - mp(p)), mp(p) * static_cast<double>(unit_roundoff<T>())) << p;
     }
   }
 }
@@ -144,7 +135,7 @@ TYPED_TEST(RopeTypes, PositionRoundsOnceToTheCallersType) {
 // discontinuity), so it is checked for finiteness only.
 TYPED_TEST(RopeTypes, ScalingRulesRunFiniteAndNearMp) {
   using T = TypeParam;
-  const double u = unit_roundoff<T>();
+  const double u = static_cast<double>(unit_roundoff<T>());
   const T base = T(100), scale = T(2);
   const mp base_mp = to_mp(base), scale_mp = to_mp(scale);
   struct Rule {
@@ -166,24 +157,24 @@ TYPED_TEST(RopeTypes, ScalingRulesRunFiniteAndNearMp) {
   for (const Rule& r : rules) {
     ASSERT_EQ(r.got.size(), 4u) << r.name;
     for (size_t k = 0; k < 4; ++k) {
-      EXPECT_TRUE(finite(r.got[k]) && r.got[k] > T(0)) << r.name << " " << k;
+      EXPECT_TRUE(is_finite(r.got[k]) && r.got[k] > T(0)) << r.name << " " << k;
       EXPECT_LE(static_cast<double>(abs(to_mp(r.got[k]) - r.want[k]) / r.want[k]), compound(16, u))
           << r.name << " " << k;
     }
   }
   for (const T& v : rope_inv_freq_yarn<T>(8, base, scale, 48)) {
-    EXPECT_TRUE(finite(v) && v > T(0));
+    EXPECT_TRUE(is_finite(v) && v > T(0));
   }
   // ln, a product, a product and a sum: compound(4, u) relative, plus ln's input rounding.
   const T m = yarn_mscale<T>(scale);
-  EXPECT_TRUE(finite(m));
+  EXPECT_TRUE(is_finite(m));
   EXPECT_LE(
       static_cast<double>(abs(to_mp(m) - yarn_mscale<mp>(scale_mp)) / yarn_mscale<mp>(scale_mp)),
       compound(6, u));
   const RopeTable<T> t =
       rope_table<T>(std::vector<T>{T(1), T(2)}, rope_inv_freq_yarn<T>(8, base, scale, 48), m);
-  for (const T& v : t.cos.data) EXPECT_TRUE(finite(v));
-  for (const T& v : t.sin.data) EXPECT_TRUE(finite(v));
+  for (const T& v : t.cos.data) EXPECT_TRUE(is_finite(v));
+  for (const T& v : t.sin.data) EXPECT_TRUE(is_finite(v));
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "reference/linalg.h"
 #include "reference/numeric.h"
 
 namespace lmo::testdata {
@@ -30,6 +32,39 @@ ref::mp tiny_of() {
   } else {
     return ref::to_mp(std::numeric_limits<T>::denorm_min());
   }
+}
+
+// The unit roundoff u of T (half of ε): one rounding changes a value by at most u relative.
+template <class T>
+ref::mp unit_roundoff() {
+  return eps_of<T>() / 2;
+}
+
+// n roundings of relative size u compound to at most (1 + u)^n − 1 (≈ n·u when n·u is small;
+// for the fp8 formats, u = 2^-4 or 2^-3, the compounding matters).
+inline double compound(int n, double u) { return std::expm1(n * std::log1p(u)); }
+
+template <class T>
+bool is_finite(const T& v) {
+  using std::isfinite;
+  return isfinite(v);
+}
+
+// The exact values of a matrix in mp, to run the mp reference on the same inputs.
+template <class T>
+ref::Mat<ref::mp> widen(const ref::Mat<T>& m) {
+  ref::Mat<ref::mp> w(m.rows, m.cols);
+  for (size_t i = 0; i < m.data.size(); ++i) w.data[i] = ref::to_mp(m.data[i]);
+  return w;
+}
+
+template <class T>
+bool all_finite(const ref::Mat<T>& m) {
+  using std::isfinite;
+  for (const T& x : m.data) {
+    if (!isfinite(x)) return false;
+  }
+  return true;
 }
 
 template <class T>
