@@ -1,0 +1,343 @@
+#include "oracle/judge.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <stdexcept>
+#include <unordered_set>
+#include <vector>
+
+namespace lmo::oracle {
+namespace {
+
+using ref::Format;
+
+std::string hex(uint64_t b) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIX64, b);
+  return buf;
+}
+
+std::string num(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+// 17 significant digits through MPFR itself (boost's str() trips a GCC 12 -Wrestrict false
+// positive).
+std::string num(const mp& x) {
+  char buf[64];
+  mpfr_snprintf(buf, sizeof buf, "%.17Rg", x.backend().data());
+  return buf;
+}
+
+std::string value(Format f, uint64_t b) {
+  return num(ref::decode<double>(f, b)) + " (" + hex(b) + ")";
+}
+
+void fail(Verdict& v, int64_t i, FailReason r, const std::string& detail) {
+  ++v.failed;
+  ++v.by_reason[static_cast<size_t>(r)];
+  if (v.pass) {
+    v.pass = false;
+    v.reason = r;
+    v.first_index = i;
+    v.detail = "element " + std::to_string(i) + ": " + detail;
+  }
+}
+
+// Whether an element still holding the poison counts as unwritten (guarded_buffer.h).
+bool poison_means_unwritten(ref::DType d, uint64_t reference) {
+  if (poison_is_distinctive(d)) return true;
+  if (ref::is_float(d)) return !ref::bits_is_nan(ref::dtype_format(d), reference);
+  return reference != poison_bits(d);
+}
+
+void check_guard(Verdict& v, const GuardedBuffer& buf) {
+  const std::optional<int64_t> breach = buf.guard_breach();
+  if (!breach) return;
+  const auto sz = static_cast<int64_t>(ref::dtype_size(buf.dtype()));
+  const int64_t off = *breach;
+  const int64_t index = off >= 0 ? off / sz : -((-off + sz - 1) / sz);
+  v.pass = false;
+  v.reason = FailReason::kOverrun;
+  v.first_index = index;
+  ++v.by_reason[static_cast<size_t>(FailReason::kOverrun)];
+  v.detail = "guard byte at offset " + std::to_string(off) + " of a " +
+             std::to_string(buf.nbytes()) + "-byte output changed: the backend wrote element " +
+             std::to_string(index) + " of " + std::to_string(buf.numel()) +
+             (off >= 0 ? " (past the end)" : " (before the start)");
+}
+
+// max|naive − x| over the elements where both are finite.
+mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded) {
+  using std::isfinite;
+  mp worst = 0;
+  excluded = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    if (!isfinite(exact[i]) || !std::isfinite(naive[i])) {
+      ++excluded;
+      continue;
+    }
+    const mp e = abs(mp(naive[i]) - exact[i]);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+// The policy step on a finite reference r and finite output y; "" when it passes.
+std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
+                           const ElementMetrics& m, const mp& naive_bound, Verdict& v) {
+  using std::isfinite;
+  const ref::FormatSpec& s = ref::spec(f);
+  if ((y & ~(s.pattern_mask() << s.shift)) != 0) {
+    return "the word " + hex(y) + " has bits set below the " + std::string(s.name) + " pattern";
+  }
+  if (p.kind == PolicyKind::kUlp || !isfinite(x)) {  // x infinite: saturated reference, exact
+    const int64_t k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
+    const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
+    if (ad <= k) return "";
+    double d = -1;  // distance from the midpoint toward y, when rule (3) applies
+    if (p.kind == PolicyKind::kUlp && p.midpoint_margin > 0 && ad == k + 1) {
+      const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
+      d = distance_to_midpoint(f, x, r, next);
+      if (d <= p.midpoint_margin) {
+        ++v.forgiven;
+        return "";
+      }
+    }
+    std::string why = "the backend wrote " + value(f, y) + ", " + std::to_string(m.ulps) +
+                      " ulp from the correctly rounded " + value(f, r) + " of the exact " + num(x) +
+                      "; the policy allows " + std::to_string(k) + " ulp";
+    if (d >= 0) {
+      why += ", and the exact value is " + num(d) + " ulp from the midpoint toward it (margin " +
+             num(p.midpoint_margin) + ")";
+    }
+    return why;
+  }
+  const mp half = mp(p.output_ulps) * ulp_at(f, x);
+  const mp bound = naive_bound + half;
+  if (m.abs_error <= bound) return "";
+  return "|y − x| = " + num(static_cast<double>(m.abs_error)) + " exceeds " +
+         num(static_cast<double>(bound)) + " = " + num(p.naive_factor) +
+         "·max|naive − x| (= " + num(static_cast<double>(naive_bound)) + ") + " +
+         num(p.output_ulps) + " ulp (= " + num(static_cast<double>(half)) +
+         "); the backend wrote " + value(f, y) + ", the exact value is " + num(x);
+}
+
+Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
+                       const JudgeOptions& o, const GuardedBuffer* buf) {
+  if (policy.kind == PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
+  }
+  if (!ref::is_float(got.dtype())) {
+    throw std::invalid_argument("judge: the output dtype " +
+                                std::string(ref::dtype_name(got.dtype())) + " is not floating");
+  }
+  const int64_t n = got.numel();
+  if (static_cast<int64_t>(exact.size()) != n) {
+    throw std::invalid_argument("judge: " + std::to_string(exact.size()) + " exact values for " +
+                                std::to_string(n) + " outputs");
+  }
+  Verdict v;
+  v.elements = n;
+  mp naive_bound = 0;
+  if (policy.kind == PolicyKind::kNaiveRelative) {
+    if (static_cast<int64_t>(o.naive.size()) != n) {
+      throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
+                                  std::to_string(n) + " outputs, got " +
+                                  std::to_string(o.naive.size()));
+    }
+    naive_bound = mp(policy.naive_factor) * naive_max_error(exact, o.naive, v.naive_excluded);
+    v.naive_bound = static_cast<double>(naive_bound);
+  }
+  const Format f = ref::dtype_format(got.dtype());
+  MetricsAccumulator acc(f);
+  for (int64_t i = 0; i < n; ++i) {
+    const mp& x = exact[static_cast<size_t>(i)];
+    const uint64_t y = got.bits(i);
+    const uint64_t r = ref::encode(f, x, o.overflow);
+    if (buf && y == buf->poison() && poison_means_unwritten(got.dtype(), r)) {
+      fail(v, i, FailReason::kUnwritten, "never written: it still holds the poison " + hex(y));
+      continue;
+    }
+    const bool rn = ref::bits_is_nan(f, r);
+    if (rn != ref::bits_is_nan(f, y)) {
+      fail(v, i, FailReason::kNanParity,
+           rn ? "the reference is NaN (exact " + num(x) + ") but the backend wrote " + value(f, y)
+              : "the backend wrote NaN " + hex(y) + " where the reference is " + value(f, r));
+      continue;
+    }
+    if (rn) continue;
+    const bool ri = ref::bits_is_inf(f, r);
+    const bool yi = ref::bits_is_inf(f, y);
+    if (ri || yi) {
+      if (!(ri && yi && ordinal(f, r) == ordinal(f, y))) {
+        fail(v, i, FailReason::kInfParity,
+             "the reference is " + value(f, r) + " (exact " + num(x) + "), the backend wrote " +
+                 value(f, y));
+      }
+      continue;
+    }
+    const ElementMetrics m = element_metrics(f, x, y, o.overflow);
+    acc.add(i, x, m, y);
+    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, v);
+    if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
+  }
+  v.metrics = acc.result();
+  return v;
+}
+
+int64_t index_value(ref::DType d, uint64_t b) {
+  return d == ref::DType::i64
+             ? static_cast<int64_t>(b)
+             : static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(b)));
+}
+
+Verdict judge_topk_rows(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                        std::span<const int64_t> expected, const ref::Tensor& got,
+                        const GuardedBuffer* buf) {
+  using std::isfinite;
+  using std::isnan;
+  if (policy.kind != PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge_topk: the policy is not topk_set");
+  }
+  if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
+    throw std::invalid_argument("judge_topk: expert indices must be i64 or i32, got " +
+                                std::string(ref::dtype_name(got.dtype())));
+  }
+  if (n_experts <= 0 || scores.size() % static_cast<size_t>(n_experts) != 0) {
+    throw std::invalid_argument("judge_topk: " + std::to_string(scores.size()) +
+                                " scores are not a whole number of rows of " +
+                                std::to_string(n_experts) + " experts");
+  }
+  const int64_t tokens = static_cast<int64_t>(scores.size()) / n_experts;
+  const int64_t k = tokens == 0 ? 0 : static_cast<int64_t>(expected.size()) / tokens;
+  if (k * tokens != static_cast<int64_t>(expected.size()) || got.numel() != k * tokens) {
+    throw std::invalid_argument("judge_topk: " + std::to_string(tokens) + " tokens, " +
+                                std::to_string(expected.size()) + " expected and " +
+                                std::to_string(got.numel()) + " selected indices");
+  }
+  Verdict v;
+  v.elements = tokens;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const std::span<const mp> row =
+        scores.subspan(static_cast<size_t>(t * n_experts), static_cast<size_t>(n_experts));
+    std::unordered_set<int64_t> want;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = expected[static_cast<size_t>(t * k + j)];
+      if (e < 0 || e >= n_experts || !want.insert(e).second) {
+        throw std::invalid_argument("judge_topk: token " + std::to_string(t) +
+                                    ": the expected experts are not " + std::to_string(k) +
+                                    " distinct indices in [0, " + std::to_string(n_experts) + ")");
+      }
+    }
+    std::unordered_set<int64_t> have;
+    std::string bad;
+    bool unwritten = false;
+    for (int64_t j = 0; j < k && bad.empty() && !unwritten; ++j) {
+      const uint64_t b = got.bits(t * k + j);
+      if (buf && b == buf->poison()) {
+        unwritten = true;
+        break;
+      }
+      const int64_t e = index_value(got.dtype(), b);
+      if (e < 0 || e >= n_experts) {
+        bad = "expert index " + std::to_string(e) + " is outside [0, " + std::to_string(n_experts) +
+              ")";
+      } else if (!have.insert(e).second) {
+        bad = "expert " + std::to_string(e) + " is selected twice";
+      }
+    }
+    if (unwritten) {
+      fail(v, t, FailReason::kUnwritten, "an index was never written (still poison)");
+      continue;
+    }
+    if (!bad.empty()) {
+      fail(v, t, FailReason::kPolicy, bad);
+      continue;
+    }
+    // The worst swap: the best missing expert against the worst extra one.
+    int64_t best_missing = -1;
+    int64_t worst_extra = -1;
+    bool has_nan = false;
+    for (int64_t m : want) {
+      if (have.count(m)) continue;
+      const mp& s = row[static_cast<size_t>(m)];
+      has_nan = has_nan || isnan(s);
+      if (best_missing < 0 || s > row[static_cast<size_t>(best_missing)]) best_missing = m;
+    }
+    if (best_missing < 0) continue;  // same set
+    for (int64_t e : have) {
+      if (want.count(e)) continue;
+      const mp& s = row[static_cast<size_t>(e)];
+      has_nan = has_nan || isnan(s);
+      if (worst_extra < 0 || s < row[static_cast<size_t>(worst_extra)]) worst_extra = e;
+    }
+    mp scale = 0;
+    for (const mp& s : row) {
+      if (isfinite(s) && abs(s) > scale) scale = abs(s);
+    }
+    const mp bound = mp(policy.tie_margin) * scale;
+    const mp diff = row[static_cast<size_t>(best_missing)] - row[static_cast<size_t>(worst_extra)];
+    if (has_nan || !(diff <= bound)) {
+      fail(v, t, FailReason::kPolicy,
+           "the backend chose expert " + std::to_string(worst_extra) + " (score " +
+               num(row[static_cast<size_t>(worst_extra)]) + ") instead of expert " +
+               std::to_string(best_missing) + " (score " +
+               num(row[static_cast<size_t>(best_missing)]) + "); the tie margin is " +
+               num(static_cast<double>(bound)) + " (" + num(policy.tie_margin) +
+               " of the row's largest |score|)");
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string_view fail_reason_name(FailReason r) {
+  switch (r) {
+    case FailReason::kNone:
+      return "none";
+    case FailReason::kUnwritten:
+      return "unwritten";
+    case FailReason::kNanParity:
+      return "nan_parity";
+    case FailReason::kInfParity:
+      return "inf_parity";
+    case FailReason::kPolicy:
+      return "policy";
+    case FailReason::kOverrun:
+      return "overrun";
+  }
+  return "?";
+}
+
+Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
+              const JudgeOptions& options) {
+  return judge_elements(policy, exact, got, options, nullptr);
+}
+
+Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
+              const JudgeOptions& options) {
+  Verdict v = judge_elements(policy, exact, got.tensor(), options, &got);
+  check_guard(v, got);
+  return v;
+}
+
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const ref::Tensor& got) {
+  return judge_topk_rows(policy, scores, n_experts, expected, got, nullptr);
+}
+
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const GuardedBuffer& got) {
+  Verdict v = judge_topk_rows(policy, scores, n_experts, expected, got.tensor(), &got);
+  check_guard(v, got);
+  return v;
+}
+
+}  // namespace lmo::oracle

@@ -1,0 +1,94 @@
+// Judging one backend output tensor against the exact reference values, element by element
+// (DESIGN.md, Oracle). Never a mean or a fraction of elements: one failing element fails the
+// tensor.
+//
+// Order of the checks:
+//  0. (GuardedBuffer overloads) a changed guard byte fails the case: kOverrun;
+//  1. per element i, in index order:
+//     a. unwritten: the element still holds the poison (guarded_buffer.h for the exact rule);
+//     b. NaN parity: the reference is NaN ⇔ the backend's element is NaN. The reference is the
+//        exact value correctly rounded to the output format (ref::encode with the given
+//        overflow rule), so an exact ±inf or an overflowing value is NaN in e4m3 (no infinity),
+//        and both NaN pass without further checks;
+//     c. ±inf parity: the reference is ±inf ⇔ the element is the same infinity (sign
+//        included); both the same infinity pass;
+//     d. the op's policy (policy.h) on the finite pair. tf32: a word with any of the 13 low bits
+//        set is not a tf32 value and fails here.
+// The verdict names the first failing element and its reason; it counts failures by reason
+// (each element under the first check it fails) and reports metrics over the finite pairs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "oracle/guarded_buffer.h"
+#include "oracle/metrics.h"
+#include "oracle/policy.h"
+#include "reference/formats.h"
+#include "reference/tensor.h"
+
+namespace lmo::oracle {
+
+enum class FailReason : uint8_t { kNone, kUnwritten, kNanParity, kInfParity, kPolicy, kOverrun };
+inline constexpr int kFailReasonCount = 6;
+std::string_view fail_reason_name(FailReason r);
+
+struct JudgeOptions {
+  // kNaiveRelative: the naive kernel's outputs (the reference run on the simulated format),
+  // one per element. Simulated formats and f64 are exact as doubles. Elements where the naive
+  // value or the exact value is not finite are left out of max|naive − x| (an overflowing
+  // naive run would otherwise make the bound infinite); Verdict::naive_excluded counts them.
+  std::span<const double> naive;
+  // How the reference rounds exact values beyond the format's range (kSaturate for kernels
+  // that declare satfinite fp8 stores).
+  ref::Overflow overflow = ref::Overflow::kIeee;
+};
+
+struct Verdict {
+  bool pass = true;
+  FailReason reason = FailReason::kNone;  // of the first failure
+  // The first failing element; for kOverrun the (out-of-range) element whose bytes reached the
+  // guard: numel + j after the end, negative before the start. -1 when passing.
+  int64_t first_index = -1;
+  std::string detail;  // one sentence on the first failure ("" when passing)
+  int64_t elements = 0;
+  int64_t failed = 0;                                 // failing elements (overrun not included)
+  std::array<int64_t, kFailReasonCount> by_reason{};  // indexed by FailReason
+  int64_t forgiven = 0;  // kUlp: elements passed by the midpoint rule (3)
+  TensorMetrics metrics;
+  // kNaiveRelative: naive_factor · max|naive − x| (the tensor-wide part of the bound), and
+  // the elements left out of that max.
+  double naive_bound = 0;
+  int64_t naive_excluded = 0;
+
+  int64_t count(FailReason r) const { return by_reason[static_cast<size_t>(r)]; }
+};
+
+// Judges a floating output tensor under a kUlp or kNaiveRelative policy. Throws
+// std::invalid_argument for a kTopKSet policy, an integer dtype, exact.size() ≠ numel, or a
+// kNaiveRelative policy without exactly numel naive values. Without a buffer nothing counts as
+// unwritten (a tensor read from a file).
+Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
+              const JudgeOptions& options = {});
+// The same on a backend's guarded output buffer: guard, then poison, then the checks above.
+Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
+              const JudgeOptions& options = {});
+
+// Top-k expert choice, kTopKSet. For T tokens and N experts:
+//   scores:   T × N exact selection scores (row-major; an expert the reference excluded, e.g.
+//             in a dropped group, should be −inf so that no backend may pick it);
+//   expected: T × K, the reference's selected experts per token (any order);
+//   got:      an i64 or i32 tensor of T × K elements, the backend's selection (any order).
+// Per token (an "element" of the verdict): unwritten if any index is still poison; kPolicy if
+// an index is out of [0, N) or repeated, or if an expert m of the reference is missing while e
+// was taken instead and s_m − s_e > tie_margin · max_i |s_i| over the token's row (NaN scores
+// never tie). Throws std::invalid_argument on inconsistent sizes or a policy of another kind.
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const ref::Tensor& got);
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const GuardedBuffer& got);
+
+}  // namespace lmo::oracle

@@ -1,0 +1,116 @@
+// Error metrics of one backend output element against the exact value, in a storage format, and
+// their aggregates over a tensor. The exact value is an `mp`; the backend's output is a bit
+// pattern of the output format; the reference is the exact value correctly rounded to that
+// format (ref::encode, round to nearest-even).
+//
+// The monotone integer line. Every non-NaN pattern p of a format has an ordinal: its magnitude
+// bits (sign cleared) as an unsigned integer, negated when the sign is set. The magnitude bits of
+// a binary format increase with the value (subnormals, normals and the infinity follow each
+// other), so ordinal(a) < ordinal(b) ⇔ value(a) < value(b), +0 and −0 both have ordinal 0, and
+// consecutive ordinals are neighbouring representable values: the smallest subnormal is 1, the
+// largest finite value is M, +inf is M + 1 (formats with an infinity; e4m3 has none).
+//
+// ULP distance from a to b: ordinal(b) − ordinal(a), signed, the number of steps between
+// neighbouring representable values that lead from a to b. Across zero it counts the values on
+// both sides (−min subnormal to +min subnormal: 2; ±0 to either: 1); from the largest finite
+// value to the infinity: 1. tf32 lives in the high 19 bits of a 32-bit word: only those count.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "reference/formats.h"
+#include "reference/number_types.h"
+#include "reference/tensor.h"
+
+namespace lmo::oracle {
+
+using ref::mp;
+
+// Ordinal of a non-NaN pattern of f (see above); throws std::invalid_argument for a NaN.
+int64_t ordinal(ref::Format f, uint64_t bits);
+// The pattern (container position) with ordinal n; ordinal 0 gives +0. Throws
+// std::out_of_range beyond ±inf (or ±max finite for e4m3).
+uint64_t from_ordinal(ref::Format f, int64_t n);
+// ordinal(to) − ordinal(from), saturated to the int64 range (only f64 can exceed it). Throws
+// std::invalid_argument when either pattern is NaN.
+int64_t ulp_distance(ref::Format f, uint64_t from, uint64_t to);
+
+// The spacing of f's representable values in the binade of |x|: 2^(max(e, emin) − frac_bits)
+// with 2^e ≤ |x| < 2^(e+1); for x = 0 the smallest subnormal; for |x| ≥ the largest finite
+// value (and ±inf) the spacing at the largest finite value. NaN for NaN.
+mp ulp_at(ref::Format f, const mp& x);
+// Unit roundoff u = 2^−p, p the precision (significand bits, hidden bit included).
+mp unit_roundoff(ref::Format f);
+
+// |y − x| with y = value of `got`; 0 when both are the same infinity, +inf when only one is
+// infinite or they are opposite infinities, NaN when either is NaN.
+mp abs_error(ref::Format f, const mp& exact, uint64_t got);
+// |y − x| / |x|. For x = 0: 0 when y = ±0, +inf otherwise. For x = ±inf: 0 when y is the same
+// infinity, +inf otherwise. NaN when either is NaN.
+mp rel_error(ref::Format f, const mp& exact, uint64_t got);
+// rel_error / unit_roundoff(f), as a double (+inf, NaN pass through). A correctly rounded normal
+// result has at most 1.
+double error_in_u(ref::Format f, const mp& rel_error);
+// −log2(rel_error) clamped to [0, p]: p when exact or when the error is below one unit roundoff
+// (the format holds no more), 0 when the relative error is ≥ 1 (including +inf); NaN for NaN.
+double significant_bits(ref::Format f, const mp& rel_error);
+
+// All metrics of one element.
+struct ElementMetrics {
+  uint64_t reference = 0;  // encode(f, exact, overflow): the correctly rounded reference
+  bool has_ulps = false;   // false when the reference or got is NaN (no ordinal)
+  int64_t ulps = 0;        // ulp_distance(f, reference, got): signed, + when got is above
+  mp abs_error;
+  mp rel_error;
+  double error_in_u = 0;
+  double significant_bits = 0;
+};
+ElementMetrics element_metrics(ref::Format f, const mp& exact, uint64_t got,
+                               ref::Overflow overflow = ref::Overflow::kIeee);
+
+// Distance of x from the midpoint of the values of patterns a and b (non-NaN, a ≠ b in value),
+// in units of |value(b) − value(a)|. An infinity stands for the value one step beyond the
+// largest finite value (max + ulp), whose midpoint with max is the overflow threshold.
+double distance_to_midpoint(ref::Format f, const mp& x, uint64_t a, uint64_t b);
+// Distance of x from the nearest rounding midpoint of f, in ulps of the gap between the two
+// representable values that bracket x: in [0, 1/2] for |x| ≤ the largest finite value (0 exactly
+// at a midpoint, 1/2 at a representable value); beyond it, the distance to the overflow
+// threshold max + ulp/2 (can exceed 1/2). +inf for ±inf, NaN for NaN.
+double midpoint_distance(ref::Format f, const mp& x);
+
+// Aggregates over the elements where the reference and got are both finite (NaN and infinity
+// are judged by parity, not measured).
+struct TensorMetrics {
+  int64_t compared = 0;         // elements measured
+  int64_t max_ulps = 0;         // max |ulps|
+  int64_t max_ulps_index = -1;  // first element attaining it (-1: none measured)
+  mp max_abs = 0;
+  mp max_rel = 0;
+  double min_significant_bits = 0;  // p when nothing was measured
+  // Normalized mean squared error Σ(y − x)² / Σx² (0/0 = 0, c/0 = +inf). Reported only: no
+  // policy judges on it (DESIGN.md: never an all-tensor mean).
+  double nmse = 0;
+};
+
+class MetricsAccumulator {
+ public:
+  explicit MetricsAccumulator(ref::Format f) : format_(f) {}
+  // Adds element `index` (used for max_ulps_index) when both are finite; ignores it otherwise.
+  void add(int64_t index, const mp& exact, const ElementMetrics& m, uint64_t got);
+  TensorMetrics result() const;
+
+ private:
+  ref::Format format_;
+  TensorMetrics t_;
+  bool any_ = false;
+  mp sum_sq_err_ = 0;
+  mp sum_sq_exact_ = 0;
+};
+
+// Metrics of a whole floating tensor against exact values (same length; throws
+// std::invalid_argument otherwise or for an integer dtype).
+TensorMetrics tensor_metrics(std::span<const mp> exact, const ref::Tensor& got,
+                             ref::Overflow overflow = ref::Overflow::kIeee);
+
+}  // namespace lmo::oracle

@@ -1,0 +1,87 @@
+// Tolerance policies (DESIGN.md, Oracle). Each op's policy and constants live in ONE table,
+// oracle/policy_table.cc; this header only defines what a policy is.
+//
+//  (1) kUlp, elementwise ops: |ULP distance to the correctly rounded reference| ≤ k.
+//      k depends on the kind of output format (see Policy::max_ulps): in f32/f64 the kernel's
+//      own arithmetic shows in full; in a format of ≤ 11 bits a kernel computing in f32 rounds
+//      once at the store, so the result is the correctly rounded one unless the exact value lies
+//      near a rounding midpoint.
+//  (3) is part of kUlp, not a kind of its own: a result exactly k + 1 ulps off is forgiven iff
+//      the exact value lies within midpoint_margin ulps of the rounding midpoint between the
+//      reference and its neighbour on the side of the result (the side it was rounded to). For
+//      k = 0 this is exactly "an off-by-one-ulp result is forgiven only where the exact value
+//      lies within a small margin of a rounding midpoint": the kernel rounded the other way
+//      because its own tiny error moved the value across the midpoint. midpoint_margin = 0
+//      disables it.
+//  (2) kNaiveRelative, reductions and compositions: for every element i,
+//        |y_i − x_i| ≤ naive_factor · max_j |naive_j − x_j| + output_ulps · ulp(x_i),
+//      x the exact values, naive the outputs of the reference run on the simulated format of
+//      the backend, ulp(x_i) the output format's spacing at x_i (metrics.h ulp_at). With
+//      naive_factor 2 and output_ulps 1/2 this is the FlashAttention rule plus half an ulp of
+//      the output, so the correctly rounded result always passes. The max runs over the tensor
+//      the judge is given (the caller splits rows or heads where it wants them judged apart).
+//  (4) kTopKSet, discrete outputs (top-k expert choice): the selected sets are compared; a
+//      backend may select e instead of m only if the exact scores satisfy
+//      s_m − s_e ≤ tie_margin · max_i |s_i| (the row's largest score magnitude).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "reference/formats.h"
+
+namespace lmo::oracle {
+
+enum class PolicyKind : uint8_t {
+  kUlp,            // (1), with (3) through midpoint_margin
+  kNaiveRelative,  // (2)
+  kTopKSet,        // (4)
+};
+std::string_view policy_kind_name(PolicyKind k);
+
+// Outputs of at most this precision (tf32, bf16, f16, e4m3, e5m2) are "narrow": a kernel
+// computing in f32 rounds to them once.
+inline constexpr int kNarrowPrecision = 11;
+bool is_narrow(ref::Format f);
+
+struct Policy {
+  PolicyKind kind = PolicyKind::kUlp;
+  // kUlp: k for wide outputs (f32, f64) and for narrow outputs (precision ≤ 11 bits).
+  int64_t ulps_wide = 0;
+  int64_t ulps_narrow = 0;
+  // kUlp, rule (3): in ulps of the gap at the reference; 0 disables forgiveness.
+  double midpoint_margin = 0;
+  // kNaiveRelative.
+  double naive_factor = 0;
+  double output_ulps = 0;
+  // kTopKSet: relative to the row's largest |score|.
+  double tie_margin = 0;
+
+  // The k that applies to outputs in format f (kUlp).
+  int64_t max_ulps(ref::Format f) const { return is_narrow(f) ? ulps_narrow : ulps_wide; }
+};
+
+// Constructors for the table and for tests.
+constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin = 0) {
+  Policy p;
+  p.kind = PolicyKind::kUlp;
+  p.ulps_wide = wide;
+  p.ulps_narrow = narrow;
+  p.midpoint_margin = midpoint_margin;
+  return p;
+}
+constexpr Policy naive_policy(double naive_factor = 2, double output_ulps = 0.5) {
+  Policy p;
+  p.kind = PolicyKind::kNaiveRelative;
+  p.naive_factor = naive_factor;
+  p.output_ulps = output_ulps;
+  return p;
+}
+constexpr Policy topk_policy(double tie_margin) {
+  Policy p;
+  p.kind = PolicyKind::kTopKSet;
+  p.tie_margin = tie_margin;
+  return p;
+}
+
+}  // namespace lmo::oracle

@@ -1,0 +1,128 @@
+#include "oracle/policy_table.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace lmo::oracle {
+namespace {
+
+// Rule (3)'s margin, in ulps of the output: 2^-8. A narrow result computed in f32 carries its f32
+// error (a few f32 ulps = 2^-13 ulp of f16/tf32, 2^-16 ulp of bf16, each times a few) into the
+// final rounding, so it can only flip the last bit within far less than 2^-8 ulp of a midpoint;
+// a random exact value lies that close with probability 2^-7, so a rounding bug (truncation
+// flips about half of all values) is still seen almost everywhere.
+constexpr double kMargin = 1.0 / 256;
+
+// Wide k: measured in f32 (the compute precision of fast/ and gpu/) and f64 ulps; narrow k: 0,
+// a kernel computing in f32 rounds once at the store (see policy.h).
+constexpr PolicyEntry kTable[] = {
+    // Norms: reductions over the hidden dimension.
+    {"rmsnorm", "", naive_policy(),
+     "mean of squares over d, a root and a scale: a reduction, judged against the naive run"},
+    {"rmsnorm_gemma", "", naive_policy(),
+     "RMS reduction over d, then x·(1 + w): a reduction, judged against the naive run"},
+    {"layernorm", "", naive_policy(),
+     "mean and variance over d with cancellation in x − mean: a reduction"},
+
+    // Elementwise activations and GLU gates.
+    {"relu", "", ulp_policy(0, 0),
+     "max(x, 0) is an input value or 0: only the store rounds, exactly as the reference does"},
+    {"gelu", "", ulp_policy(4, 0, kMargin),
+     "f32: polynomial erf (≤2 ulp) and x/√2, 1 + ·, x/2·(·) (½ ulp each); narrow: rounded once"},
+    {"gelu_tanh", "", ulp_policy(4, 0, kMargin),
+     "f32: tanh (≤2 ulp, condition ≤1) of a 3-op cubic, then 1 + ·, x/2·(·); narrow: rounded once"},
+    {"silu", "", ulp_policy(3, 0, kMargin),
+     "f32: exp (≤2 ulp), 1 + e^−x (condition ≤1), x/(·) (½ ulp); narrow: rounded once"},
+    {"swiglu_gate", "", ulp_policy(4, 0, kMargin),
+     "f32: silu(a) (≤3 ulp) times b (½ ulp); narrow: rounded once"},
+    {"geglu_gate", "", ulp_policy(5, 0, kMargin),
+     "f32: gelu(a) (≤4 ulp) times b (½ ulp); narrow: rounded once"},
+    {"reglu_gate", "", ulp_policy(0, 0, kMargin),
+     "relu(a)·b is one product, correctly rounded in f32; margin: the second rounding to narrow"},
+    {"softcap", "", ulp_policy(3, 0, kMargin),
+     "f32: z/cap (½ ulp), tanh (≤2 ulp, condition ≤1), ×cap (½ ulp); narrow: rounded once"},
+
+    // Softmax family: reductions over the row.
+    {"softmax", "", naive_policy(), "exp, a row sum and a division: a reduction over the row"},
+    {"logsumexp", "", naive_policy(), "m + log Σ e^(z−m): a reduction over the row"},
+    {"cross_entropy", "loss", naive_policy(), "−z_t + log Z: log Z is a reduction over the row"},
+    {"cross_entropy", "logz", naive_policy(), "log Σ e^z: a reduction over the row"},
+    {"cross_entropy", "grad", naive_policy(),
+     "p_j − [j = t] (+ z-loss term): p depends on the row sum, a reduction"},
+    {"online_softmax", "", naive_policy(),
+     "tiled running max and rescaled partial sums: a reduction in another order than the naive"},
+
+    // Positional encodings.
+    {"sinusoidal_pe", "", naive_policy(),
+     "sin/cos of p·10000^(−2i/d), phase rounded first: only an absolute bound holds near zeros"},
+    {"rope_table", "", naive_policy(),
+     "cos/sin of p·θ_k, phase rounded first: only an absolute bound holds near zeros"},
+    {"rope", "", naive_policy(),
+     "x·cos − y·sin with a rounded phase: cancellation, absolute error"},
+    {"learned_position", "", ulp_policy(0, 0, kMargin),
+     "v_x + u_i is one addition, correctly rounded in f32; margin: the second rounding to narrow"},
+    {"shaw_logits", "", naive_policy(), "q·(k + a_clip(j−i)) / √d_k: dot products, a reduction"},
+    {"t5_bias", "", ulp_policy(0, 0),
+     "a gather from the bias table: copied, never computed; a changed value is a wrong bucket"},
+
+    // Attention and MLA: compositions of GEMMs and a softmax (the FlashAttention rule).
+    {"attention", "", naive_policy(), "QKᵀ, softmax and PV: a composition of reductions"},
+    {"attention_decode", "", naive_policy(),
+     "one query against the KV cache: QKᵀ, softmax and PV, reductions over the cache"},
+    {"mla_decode", "", naive_policy(),
+     "latent up-projections, QKᵀ, softmax and PV: a composition of reductions"},
+
+    // FFN blocks: GEMMs around an activation.
+    {"ffn", "", naive_policy(), "two matrix products around an activation: a composition"},
+    {"glu_ffn", "", naive_policy(), "gate and up products, a GLU gate, a down product"},
+
+    // Mixture of experts.
+    {"moe_router", "gates", naive_policy(),
+     "s_i / Σ_selected s_j × routed scale: a reduction over the selected experts"},
+    {"moe_router", "experts", topk_policy(1.0 / 128),
+     "scores (a logit dot product) may be stored in bf16 (2^-9): 2^-7 of the row scale is a tie"},
+    {"load_balance_loss", "", naive_policy(), "α·N·Σ f_i·P_i: reductions over tokens and experts"},
+};
+
+std::string known_ops() {
+  std::string s;
+  std::string_view last;
+  for (const PolicyEntry& e : kTable) {
+    if (e.op == last) continue;
+    if (!s.empty()) s += ", ";
+    s += e.op;
+    last = e.op;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const PolicyEntry> policy_table() { return kTable; }
+
+const PolicyEntry& policy_entry(std::string_view op, std::string_view output) {
+  const PolicyEntry* fallback = nullptr;
+  std::string outputs;
+  bool known = false;
+  for (const PolicyEntry& e : kTable) {
+    if (e.op != op) continue;
+    known = true;
+    if (!output.empty() && e.output == output) return e;
+    if (e.output.empty()) {
+      fallback = &e;
+    } else {
+      if (!outputs.empty()) outputs += ", ";
+      outputs += e.output;
+    }
+  }
+  if (!known) {
+    throw std::invalid_argument("no tolerance policy for op '" + std::string(op) +
+                                "'; known ops: " + known_ops());
+  }
+  if (fallback) return *fallback;
+  throw std::invalid_argument("op '" + std::string(op) + "' has outputs judged differently (" +
+                              outputs + "); got output '" + std::string(output) +
+                              "', expected one of them");
+}
+
+}  // namespace lmo::oracle

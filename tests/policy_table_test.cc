@@ -1,0 +1,142 @@
+// THE tolerance table (oracle/policy_table.h): every op the backend registry will ask for has an
+// entry with a justification and sane constants, elementwise ops are judged in ulps and
+// reductions against the naive run, and lookups of unknown ops fail with the list of known ones.
+#include "oracle/policy_table.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+namespace lmo::oracle {
+namespace {
+
+// The registry's op names (the list).
+const std::set<std::string> kRegistryOps = {"rmsnorm",
+                                            "rmsnorm_gemma",
+                                            "layernorm",
+                                            "relu",
+                                            "gelu",
+                                            "gelu_tanh",
+                                            "silu",
+                                            "swiglu_gate",
+                                            "geglu_gate",
+                                            "reglu_gate",
+                                            "softcap",
+                                            "softmax",
+                                            "logsumexp",
+                                            "cross_entropy",
+                                            "sinusoidal_pe",
+                                            "rope",
+                                            "rope_table",
+                                            "attention",
+                                            "attention_decode",
+                                            "mla_decode",
+                                            "moe_router",
+                                            "ffn",
+                                            "glu_ffn",
+                                            "learned_position",
+                                            "shaw_logits",
+                                            "t5_bias",
+                                            "online_softmax",
+                                            "load_balance_loss"};
+
+// Elementwise ops: policy (1) by the DESIGN rule.
+const std::set<std::string> kElementwise = {
+    "relu",       "gelu",    "gelu_tanh",        "silu",   "swiglu_gate", "geglu_gate",
+    "reglu_gate", "softcap", "learned_position", "t5_bias"};
+
+TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const PolicyEntry& e : policy_table()) {
+    SCOPED_TRACE(std::string(e.op) + "/" + std::string(e.output));
+    EXPECT_TRUE(kRegistryOps.count(std::string(e.op)));
+    EXPECT_FALSE(e.justification.empty());
+    EXPECT_EQ(e.justification.find('\n'), std::string_view::npos);  // one line
+    EXPECT_TRUE(seen.insert({std::string(e.op), std::string(e.output)}).second) << "duplicate";
+  }
+  EXPECT_EQ(policy_table().size(), 31u);
+}
+
+TEST(PolicyTable, EveryRegistryOpHasAPolicy) {
+  for (const std::string& op : kRegistryOps) {
+    bool found = false;
+    for (const PolicyEntry& e : policy_table()) found = found || e.op == op;
+    EXPECT_TRUE(found) << op;
+  }
+}
+
+TEST(PolicyTable, ConstantsFitTheirPolicy) {
+  for (const PolicyEntry& e : policy_table()) {
+    SCOPED_TRACE(std::string(e.op) + "/" + std::string(e.output));
+    const Policy& p = e.policy;
+    const bool elementwise = kElementwise.count(std::string(e.op)) > 0;
+    EXPECT_EQ(p.kind == PolicyKind::kUlp, elementwise);
+    switch (p.kind) {
+      case PolicyKind::kUlp:
+        EXPECT_GE(p.ulps_wide, 0);
+        EXPECT_LE(p.ulps_wide, 8);    // "small k"
+        EXPECT_EQ(p.ulps_narrow, 0);  // so that a rounding bug in a narrow store is caught
+        EXPECT_GE(p.midpoint_margin, 0.0);
+        EXPECT_LE(p.midpoint_margin, 1.0 / 64);  // "a small margin"
+        break;
+      case PolicyKind::kNaiveRelative:
+        EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule
+        EXPECT_EQ(p.output_ulps, 0.5);   // plus half an ulp of the output
+        break;
+      case PolicyKind::kTopKSet:
+        EXPECT_GT(p.tie_margin, 0.0);
+        EXPECT_LT(p.tie_margin, 0.05);
+        break;
+    }
+  }
+}
+
+TEST(PolicyTable, OpsWithSeveralOutputs) {
+  EXPECT_EQ(policy_for("moe_router", "gates").kind, PolicyKind::kNaiveRelative);
+  EXPECT_EQ(policy_for("moe_router", "experts").kind, PolicyKind::kTopKSet);
+  for (const char* out : {"loss", "logz", "grad"}) {
+    EXPECT_EQ(policy_for("cross_entropy", out).kind, PolicyKind::kNaiveRelative) << out;
+  }
+  try {
+    policy_for("moe_router");
+    ADD_FAILURE() << "moe_router needs its output named";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("gates"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("experts"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(policy_for("cross_entropy", "logits"), std::invalid_argument);
+  // An op judged alike in every output answers for any output name.
+  EXPECT_EQ(&policy_for("attention", "lse"), &policy_for("attention"));
+  EXPECT_EQ(policy_entry("gelu").op, "gelu");
+}
+
+TEST(PolicyTable, UnknownOpThrowsNamingTheKnownOps) {
+  try {
+    policy_for("nope");
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'nope'"), std::string::npos) << msg;
+    for (const std::string& op : kRegistryOps) {
+      EXPECT_NE(msg.find(op), std::string::npos) << op << " missing from: " << msg;
+    }
+  }
+}
+
+TEST(PolicyTable, NarrowAndWideK) {
+  const Policy& g = policy_for("gelu");
+  EXPECT_EQ(g.max_ulps(ref::Format::f32), g.ulps_wide);
+  EXPECT_EQ(g.max_ulps(ref::Format::f64), g.ulps_wide);
+  for (ref::Format f : {ref::Format::tf32, ref::Format::bf16, ref::Format::f16, ref::Format::e4m3,
+                        ref::Format::e5m2}) {
+    EXPECT_TRUE(is_narrow(f));
+    EXPECT_EQ(g.max_ulps(f), 0);
+  }
+  EXPECT_EQ(policy_kind_name(PolicyKind::kNaiveRelative), "naive_relative");
+}
+
+}  // namespace
+}  // namespace lmo::oracle
