@@ -33,15 +33,15 @@ class Lcg {
 
 // Weights of the preset's shapes: γ near 1 (near 0 for Gemma's stored γ, whose weight is 1 + γ),
 // biases and F22's balance bias in [−0.25, 0.25), T5's table in [−0.5, 0.5), matrices uniform in
-// ±1/√(rows) (so x W keeps the scale of x). Every value an exact double rounded once to T.
+// ±gain/√(rows) (gain 1: x W keeps the scale of x). Every value an exact double rounded once to T.
 template <class T>
-ref::DecoderWeights<T> lcg_weights(const ref::ModelPreset& p, uint32_t seed) {
+ref::DecoderWeights<T> lcg_weights(const ref::ModelPreset& p, uint32_t seed, double gain = 1) {
   ref::DecoderWeights<T> w = ref::zero_decoder_weights<T>(p);
   Lcg g(seed);
   ref::for_each_weight(w, p, [&](const std::string& name, auto& t, int64_t rows, int64_t) {
     const bool gamma = name.size() > 6 && name.ends_with(".gamma");
     const bool vector = rows == 1 && !gamma;
-    const double scale = 1.0 / std::sqrt(static_cast<double>(rows));
+    const double scale = gain / std::sqrt(static_cast<double>(rows));
     for (T& v : ref::weight_data(t)) {
       const double u = g.next();
       double val = 0;
