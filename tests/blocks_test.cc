@@ -1,6 +1,7 @@
 // F18 block layouts: known answers from mpmath for a small stack of every layout (post-LN,
 // pre-LN + final norm, double norm, OLMo 2, parallel; plus Cohere's 4-layer pattern, T5's
-// relative bias and Llama 3.1's scaled RoPE with a document mask), C27 (each layout equals the
+// relative bias, Llama 3.1's scaled RoPE with a document mask, and DeepSeek-V2/V3's MLA with
+// YaRN and MoE routing), C27 (each layout equals the
 // explicit composition of the F-row functions) and C20 (fused parallel projections equal the
 // separate ones).
 #include "reference/blocks.h"
@@ -48,6 +49,24 @@ ReducedPreset reduced_from_json(const nlohmann::json& c) {
   if (!r["window"].is_null()) dims.window = r["window"].get<int64_t>();
   if (!r["norm_eps"].is_null()) dims.norm_eps = intern(r["norm_eps"]);
   if (!r["rope_base"].is_null()) dims.rope_base = intern(r["rope_base"]);
+  if (!r["mla"].is_null()) {
+    const nlohmann::json& m = r["mla"];
+    dims.mla = MlaDims{.d_c = m["d_c"],
+                       .d_c_q = m["d_c_q"],
+                       .d_h = m["d_h"],
+                       .d_rope = m["d_rope"],
+                       .d_v = m["d_v"]};
+  }
+  if (!r["moe"].is_null()) {
+    const nlohmann::json& m = r["moe"];
+    dims.moe = MoeReduction{.n_routed = m["n_routed"],
+                            .n_shared = m["n_shared"],
+                            .top_k = m["top_k"],
+                            .d_ff_expert = m["d_ff_expert"],
+                            .n_group = m["n_group"],
+                            .topk_group = m["topk_group"],
+                            .dense_layers = m["dense_layers"]};
+  }
   return reduce(preset(c["preset"].get<std::string>()), dims);
 }
 
@@ -78,15 +97,15 @@ Mat<T> run_case(const nlohmann::json& c, const ReducedPreset& r) {
   return decoder_stack<T>(x, pos, w, r.preset, opt);
 }
 
-// Known answers. Every case is a 2-layer (Cohere: 4-layer) stack on 3 tokens, d = 4, its
-// outputs O(1) (the last operation is a norm, or a residual sum of normalized terms). mp carries
-// 167 bits (u ≈ 3e-51) through a few hundred operations per output whose condition is modest
-// (the norms divide by standard deviations of order 1), so 1e-40 normwise leaves ten digits of
-// room; measured below 1e-48. float128 (u ≈ 1e-34) is held to 1e-30 and double (u ≈ 1.1e-16) to
+// Known answers. Every case is a 2-layer (Cohere: 4-layer) stack on 3 (DeepSeek: 4) tokens, d = 4,
+// its outputs O(1) (the last operation is a norm, or a residual sum of normalized terms). mp
+// carries 167 bits (u ≈ 3e-51) through a few hundred operations per output whose condition is
+// modest (the norms divide by standard deviations of order 1), so 1e-40 normwise leaves ten digits
+// of room; measured below 1e-48. float128 (u ≈ 1e-34) is held to 1e-30 and double (u ≈ 1.1e-16) to
 // 1e-13: the same few hundred operations times an amplification ≤ ~10 give ≤ ~1e-31 and ≤ 1e-14
 // (double measured ≤ 3e-16).
 TEST(BlocksKnownAnswers, EveryLayoutMatchesMpmath) {
-  ASSERT_EQ(data()["cases"].size(), 8u);
+  ASSERT_EQ(data()["cases"].size(), 10u);
   for (const auto& c : data()["cases"]) {
     const std::string name = c["name"];
     SCOPED_TRACE(name);

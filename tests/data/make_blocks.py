@@ -24,6 +24,7 @@ with
   RoPE       on each head of q and k, angle p * theta_k, theta_k = base^(-2k/d_head), pairs
              (k, k + d/2) (half-split) or (2k, 2k + 1) (interleaved); Llama 3.1 frequency
              scaling from Meta's apply_scaling
+  MLA, MoE   DeepSeek-V2 eqs. 37-47 (see mla()) and F20 routing (see moe())
   T5 bias    table[bucket(p_j - p_i)][head], causal buckets (n = max(p_i - p_j, 0); exact below
              num_buckets / 2, logarithmic above)
   FFN        act(x W1 + b1) W2 + b2, act(x W1) W2, or GLU (act(x W) * x V) W2, act one of ReLU,
@@ -106,9 +107,29 @@ def ffn(cfg, x, w):
 
 # ---------------------------------------------------------------- positions
 
-def inv_freqs(cfg):
-    d, base = cfg["d_head"], mpf(cfg["rope_base"])
+def inv_freqs(cfg, d=None):
+    d = d or cfg["d_head"]
+    base = mpf(cfg["rope_base"])
     theta = [base ** (-mpf(2 * k) / d) for k in range(d // 2)]
+    y = cfg.get("yarn")
+    if y is not None:
+        # The released YaRN rule (jquesnelle/yarn, DeepSeek's yarn_find_correction_range and
+        # yarn_linear_ramp_mask): the turn thresholds become dimension indices, the ramp is
+        # linear in the index.
+        factor, length = mpf(y["factor"]), mpf(y["orig"])
+
+        def dim(turns):
+            return d * mpmath.log(length / (turns * 2 * mpmath.pi)) / (2 * mpmath.log(base))
+
+        lo = max(mpmath.floor(dim(mpf(y["beta_fast"]))), 0)
+        hi = min(mpmath.ceil(dim(mpf(y["beta_slow"]))), d - 1)
+        if lo == hi:
+            hi += mpf("0.001")
+        out = []
+        for k, t in enumerate(theta):
+            ramp = min(max((k - lo) / (hi - lo), 0), 1)
+            out.append(t / factor * ramp + t * (1 - ramp))
+        return out
     s = cfg.get("llama3")
     if s is None:
         return theta
@@ -199,6 +220,82 @@ def attention(cfg, layer, x, w, positions, docs, table):
     return add_bias(out, w["b_o"]) if cfg["biases"] else out
 
 
+# ---------------------------------------------------------------- MLA (F19) and MoE (F20)
+
+def mla(cfg, x, w):
+    """DeepSeek-V2 eqs. 37-47, row vectors: per head i, [q_C; q_R] . [k_C; k_R] / sqrt(d_h + d_R),
+    k_R shared by the heads, RoPE (interleaved pairs, YaRN frequencies) at position t."""
+    H, dh, dr = cfg["n_heads"], cfg["mla"]["d_h"], cfg["mla"]["d_rope"]
+    theta = inv_freqs(cfg, dr)
+    n = len(x)
+    pos = list(range(n))
+    c_q = matmul(x, w["w_dq"])
+    q_c = matmul(c_q, w["w_uq"])
+    q_r = rope_rows(matmul(c_q, w["w_qr"]), H, dr, pos, theta, "interleaved")
+    c_kv = matmul(x, w["w_dkv"])
+    k_c = matmul(c_kv, w["w_uk"])
+    k_r = rope_rows(matmul(x, w["w_kr"]), 1, dr, pos, theta, "interleaved")
+    v = matmul(c_kv, w["w_uv"])
+    scale = 1 / mpmath.sqrt(dh + dr)
+    o = [[None] * (H * dh) for _ in range(n)]
+    for h in range(H):
+        for t in range(n):
+            e = []
+            for j in range(t + 1):
+                s = mpmath.fsum(q_c[t][h * dh + c] * k_c[j][h * dh + c] for c in range(dh))
+                s += mpmath.fsum(q_r[t][h * dr + c] * k_r[j][c] for c in range(dr))
+                e.append(mpmath.exp(s * scale))
+            z = mpmath.fsum(e)
+            for c in range(dh):
+                o[t][h * dh + c] = mpmath.fsum(e[j] / z * v[j][h * dh + c] for j in range(t + 1))
+    return matmul(o, w["w_o"])
+
+
+def moe(cfg, x, w):
+    """F20 without the residual: sum of the shared experts plus sum over the selected routed
+    experts of g_i * FFN_i(u). Selection on s_i + c_i (c the balance bias, V3), limited to the
+    topk_group groups of highest group score (V3: sum of the two largest s_i + c_i of the group;
+    V2: the largest); gates from the unbiased s_i, normalized over the selected experts (V3) or
+    not (V2), times the routed scale."""
+    m = cfg["moe"]
+    N, G = m["n_routed"], m["n_group"]
+    size = N // G
+    logits = matmul(x, w["router"])
+    out = []
+    for t, u in enumerate(x):
+        z = logits[t]
+        if m["score"] == "sigmoid":
+            s = [1 / (1 + mpmath.exp(-v)) for v in z]
+        else:
+            ez = [mpmath.exp(v) for v in z]
+            s = [v / mpmath.fsum(ez) for v in ez]
+        sel = [s[i] + (w["balance_bias"][i] if m["balance_bias"] else 0) for i in range(N)]
+        gscore = []
+        for g in range(G):
+            top = sorted(sel[g * size:(g + 1) * size], reverse=True)
+            gscore.append(top[0] + top[1] if m["group_score"] == "top2" else top[0])
+        ranked_groups = sorted(range(G), key=lambda g: -gscore[g])
+        groups = ranked_groups[:m["topk_group"]]
+        eligible = [i for g in groups for i in range(g * size, (g + 1) * size)]
+        ranked = sorted(eligible, key=lambda i: -sel[i])
+        chosen = ranked[:m["top_k"]]
+        # The choices must not be near-ties, or a double run could legitimately choose otherwise.
+        k, kg = m["top_k"], m["topk_group"]
+        assert sel[ranked[k - 1]] - sel[ranked[k]] > mpf("1e-6")
+        assert kg == G or gscore[ranked_groups[kg - 1]] - gscore[ranked_groups[kg]] > mpf("1e-6")
+        denom = mpmath.fsum(s[i] for i in chosen) if m["normalize"] else 1
+        total = [mpf(0)] * len(u)
+        for e in range(m["n_shared"]):
+            y = ffn(cfg, [u], w["shared"][e])[0]
+            total = [a + b for a, b in zip(total, y)]
+        for i in chosen:
+            g = s[i] / denom * mpf(m["routed_scale"])
+            y = ffn(cfg, [u], w["routed"][i])[0]
+            total = [a + g * b for a, b in zip(total, y)]
+        out.append(total)
+    return out
+
+
 # ---------------------------------------------------------------- layouts and the stack
 
 def layer(cfg, l, x, W, positions, docs):
@@ -209,10 +306,23 @@ def layer(cfg, l, x, W, positions, docs):
     def nw(slot):
         return {k[len(p + slot) + 1:]: v for k, v in W.items() if k.startswith(p + slot + ".")}
 
+    def sub(prefix):
+        return {k[len(prefix):]: v for k, v in W.items() if k.startswith(prefix)}
+
     def A(u):
+        if cfg.get("mla"):
+            return mla(cfg, u, sub(p + "mla."))
         return attention(cfg, l, u, attn_w, positions, docs, W.get("relative_bias"))
 
     def F(u):
+        if cfg.get("moe") and l >= cfg["moe"]["dense_layers"]:
+            mw = sub(p + "moe.")
+            m = cfg["moe"]
+            experts = {
+                kind: [{k: mw["%s.%d.%s" % (kind, e, k)] for k in ("w1", "v", "w2")}
+                       for e in range(m["n_" + kind])] for kind in ("shared", "routed")}
+            return moe(cfg, u, dict(router=mw["router"], balance_bias=mw.get("balance_bias"),
+                                    **experts))
         return ffn(cfg, u, ffn_w)
 
     def N(slot, u):
@@ -266,13 +376,32 @@ def weight_shapes(cfg):
         p = "layers.%d." % l
         for s in slots:
             add_norm(p + s)
-        shapes[p + "attn.w_q"] = (d, H * dh)
-        shapes[p + "attn.w_k"] = (d, G * dh)
-        shapes[p + "attn.w_v"] = (d, G * dh)
-        shapes[p + "attn.w_o"] = (H * dh, d)
+        if cfg.get("mla"):
+            m = cfg["mla"]
+            for n, r, c in (("w_dq", d, m["d_c_q"]), ("w_uq", m["d_c_q"], H * m["d_h"]),
+                            ("w_qr", m["d_c_q"], H * m["d_rope"]), ("w_dkv", d, m["d_c"]),
+                            ("w_uk", m["d_c"], H * m["d_h"]), ("w_kr", d, m["d_rope"]),
+                            ("w_uv", m["d_c"], H * m["d_h"]), ("w_o", H * m["d_h"], d)):
+                shapes[p + "mla." + n] = (r, c)
+        else:
+            shapes[p + "attn.w_q"] = (d, H * dh)
+            shapes[p + "attn.w_k"] = (d, G * dh)
+            shapes[p + "attn.w_v"] = (d, G * dh)
+            shapes[p + "attn.w_o"] = (H * dh, d)
         if cfg["biases"]:
             for n, c in (("b_q", H * dh), ("b_k", G * dh), ("b_v", G * dh), ("b_o", d)):
                 shapes[p + "attn." + n] = (1, c)
+        if cfg.get("moe") and l >= cfg["moe"]["dense_layers"]:
+            m = cfg["moe"]
+            fe = m["d_ff_expert"]
+            shapes[p + "moe.router"] = (d, m["n_routed"])
+            if m["balance_bias"]:
+                shapes[p + "moe.balance_bias"] = (1, m["n_routed"])
+            for kind in ("shared", "routed"):
+                for e in range(m["n_" + kind]):
+                    q = "%smoe.%s.%d." % (p, kind, e)
+                    shapes[q + "w1"], shapes[q + "v"], shapes[q + "w2"] = (d, fe), (d, fe), (fe, d)
+            continue
         shapes[p + "ffn.w1"] = (d, f)
         if cfg["gated"]:
             shapes[p + "ffn.v"] = (d, f)
@@ -336,6 +465,10 @@ def reduction(cfg, **fills):
     r["window"] = cfg["window"] or None
     r["norm_eps"] = fills.get("norm_eps")
     r["rope_base"] = fills.get("rope_base")
+    r["mla"] = cfg.get("mla")
+    r["moe"] = {k: cfg["moe"][k] for k in ("n_routed", "n_shared", "top_k", "d_ff_expert",
+                                          "n_group", "topk_group", "dense_layers")} \
+        if cfg.get("moe") else None
     return r
 
 
@@ -385,6 +518,28 @@ def main():
                llama3=dict(factor="8", low="1", high="4", orig=8192))
     cases.append(make_case("llama31_m05", "llama3.1-405b", c, reduction(c), 105, [0, 1, 2],
                            docs=[0, 0, 1]))
+
+    # M09 DeepSeek-V3: MLA (d_c 4, d_c' 6, d_h 2, d_h^R 4; YaRN factor 40 over 4096 on the
+    # rotary dimensions, interleaved pairs), RMSNorm, a dense SwiGLU first layer, then a MoE
+    # layer: 8 routed experts in 2 groups, 1 group kept, top-2, sigmoid affinities with the
+    # balance bias in the selection, gates normalized over the selected and scaled by 2.5, one
+    # shared expert; 4 tokens.
+    mla_dims = dict(d_c=4, d_c_q=6, d_h=2, d_rope=4, d_v=2)
+    yarn = dict(factor="40", orig=4096, beta_fast="32", beta_slow="1")
+    c = config(norm="rmsnorm", eps="1e-6", activation="silu", gated=True, position="rope",
+               rope_base="10000", yarn=yarn, mla=mla_dims,
+               moe=dict(n_routed=8, n_shared=1, top_k=2, d_ff_expert=3, n_group=2, topk_group=1,
+                        dense_layers=1, score="sigmoid", group_score="top2", normalize=True,
+                        routed_scale="2.5", balance_bias=True))
+    cases.append(make_case("deepseek_v3_m09", "deepseek-v3", c, reduction(c), 109, [0, 1, 2, 3]))
+    # M09 DeepSeek-V2: softmax affinities, group score the largest, 4 groups of 2 with 2 kept,
+    # gates not normalized, scaled by 16, two shared experts, no balance bias.
+    c = config(norm="rmsnorm", eps="1e-6", activation="silu", gated=True, position="rope",
+               rope_base="10000", yarn=yarn, mla=mla_dims,
+               moe=dict(n_routed=8, n_shared=2, top_k=2, d_ff_expert=3, n_group=4, topk_group=2,
+                        dense_layers=1, score="softmax", group_score="max", normalize=False,
+                        routed_scale="16", balance_bias=False))
+    cases.append(make_case("deepseek_v2_m09", "deepseek-v2", c, reduction(c), 209, [0, 1, 2, 3]))
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blocks.json")
     with open(path, "w") as f:
