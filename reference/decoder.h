@@ -35,6 +35,7 @@
 //    MLA latents, dropout.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
