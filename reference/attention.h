@@ -1,6 +1,7 @@
 // F15 attention: softmax(Q Kᵀ·scale + mask) V for one sequence, with h query heads sharing g
 // key/value heads (MHA g = h, GQA 1 < g < h, MQA g = 1), the masks of the catalog and optional
-// logit soft-capping (F14 applied to attention logits, Gemma 2).
+// logit soft-capping (F14 applied to attention logits, Gemma 2) and an optional additive logit bias
+// per head (T5's relative position bias, F09).
 //
 // Layout (row vectors, as `X W_Q` produces them): Q is a Mat with T_q rows and h·d columns,
 // row t = [q_{t,0}; q_{t,1}; …; q_{t,h−1}] (the [T_q, h, d] row-major tensor); K is T_k × g·d and
@@ -28,6 +29,7 @@
 #include "reference/linalg.h"
 #include "reference/numeric.h"
 #include "reference/parallel.h"
+#include "reference/softmax.h"
 
 namespace lmo::ref {
 
@@ -51,6 +53,11 @@ struct AttentionConfig {
   std::vector<int64_t> document_ids;  // one per key position (length T_k), for kDocument
   // s ↦ cap·tanh(s/cap) on the scaled logits, before the mask. Empty: no capping.
   std::optional<mp> soft_cap;
+  // Added to the scaled, capped logits before the mask: one T_q × T_k matrix per query head (T5's
+  // relative position bias, F09: s_ij = q_i·k_j + b_{h}(i, j)). Each value is rounded once to T
+  // and added in T. Empty: no bias. Held in mp so that one config serves every number type; a
+  // bias taken from a table in T is exact in mp.
+  std::vector<Mat<mp>> logit_bias;
   // Softmax evaluated as e^{s−m}/Σe^{s−m}, m the row max over visible keys (the default, as every
   // kernel does); false gives the literal e^s/Σe^s, which overflows in narrow formats.
   bool subtract_max = true;
@@ -98,6 +105,18 @@ inline void validate_attention(const AttentionConfig& cfg, int64_t t_q, int64_t 
   }
   if (cfg.scale && !(*cfg.scale > 0)) fail("scale must be positive");
   if (cfg.soft_cap && !(*cfg.soft_cap > 0)) fail("soft_cap must be positive");
+  if (!cfg.logit_bias.empty()) {
+    if (static_cast<int64_t>(cfg.logit_bias.size()) != cfg.heads) {
+      fail("logit_bias must hold one matrix per query head (" + s(cfg.heads) + "), got " +
+           s(static_cast<int64_t>(cfg.logit_bias.size())));
+    }
+    for (const Mat<mp>& b : cfg.logit_bias) {
+      if (b.rows != t_q || b.cols != t_k) {
+        fail("logit_bias matrices must be T_q x T_k = " + s(t_q) + "x" + s(t_k) + ", got " +
+             s(b.rows) + "x" + s(b.cols));
+      }
+    }
+  }
 }
 
 // The KV head query head j reads: ⌊j·g/h⌋.
@@ -137,12 +156,11 @@ T attention_raw_logit(std::span<const T> q, std::span<const T> k, const T& scale
   return T(convert<T>(dot<T, Acc>(q, k)) * scale);
 }
 
-// F14 on a logit: cap·tanh(s/cap); identity when cap is empty.
+// F14 on a logit: cap·tanh(s/cap) (softmax.h's softcap); identity when cap is empty.
 template <class T>
 T soft_cap_logit(const T& s, const std::optional<T>& cap) {
-  using std::tanh;
   if (!cap) return s;
-  return T(*cap * T(tanh(T(s / *cap))));
+  return softcap(s, *cap);
 }
 
 // Softmax over the visible entries of a row of logits; hidden entries get probability 0
@@ -177,12 +195,21 @@ std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visibl
   return p;
 }
 
-// Logits (scaled, capped) of query row i of head `head` against every key, and which keys the mask
-// shows; shared by attention, its probabilities and its gradient.
+// The logit bias of query row i, key j, head `head` rounded to T; 0 without a bias.
+template <class T>
+T attention_logit_bias(const AttentionConfig& cfg, int64_t i, int64_t j, int64_t head) {
+  if (cfg.logit_bias.empty()) return T(0);
+  return from_mp<T>(cfg.logit_bias[static_cast<size_t>(head)](i, j));
+}
+
+// Logits (scaled, capped, plus the logit bias unless add_bias is false) of query row i of head
+// `head` against every key, and which keys the mask shows; shared by attention, its probabilities
+// and its gradient.
 template <class T, class Acc = T>
 void attention_row_logits(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg,
                           const T& scale, const std::optional<T>& cap, int64_t i, int64_t head,
-                          std::vector<T>& logits, std::vector<char>& visible) {
+                          std::vector<T>& logits, std::vector<char>& visible,
+                          bool add_bias = true) {
   const int64_t d = cfg.head_dim, kv = kv_head_of(head, cfg);
   const std::span<const T> qi =
       q.row(i).subspan(static_cast<size_t>(head * d), static_cast<size_t>(d));
@@ -193,8 +220,9 @@ void attention_row_logits(const Mat<T>& q, const Mat<T>& k, const AttentionConfi
     visible[static_cast<size_t>(j)] = 1;
     const std::span<const T> kj =
         k.row(j).subspan(static_cast<size_t>(kv * d), static_cast<size_t>(d));
-    logits[static_cast<size_t>(j)] =
-        soft_cap_logit(attention_raw_logit<T, Acc>(qi, kj, scale), cap);
+    T s = soft_cap_logit(attention_raw_logit<T, Acc>(qi, kj, scale), cap);
+    if (add_bias && !cfg.logit_bias.empty()) s = s + attention_logit_bias<T>(cfg, i, j, head);
+    logits[static_cast<size_t>(j)] = s;
   }
 }
 
@@ -204,8 +232,8 @@ std::optional<T> attention_cap(const AttentionConfig& cfg) {
   return from_mp<T>(*cfg.soft_cap);
 }
 
-// F15: the attention probabilities P = softmax(Q Kᵀ·scale + mask), one T_q × T_k matrix per query
-// head (0 where masked; NaN rows where fully masked).
+// F15: the attention probabilities P = softmax(Q Kᵀ·scale (+ bias) + mask), one T_q × T_k matrix
+// per query head (0 where masked; NaN rows where fully masked).
 template <class T, class Acc = T>
 std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, k.rows, cfg.kv_heads * cfg.v_dim(),

@@ -3,7 +3,8 @@
 //   dV = Pᵀ dO,   dP = dO Vᵀ,   dS = P ⊙ (dP − rowsum(dO ⊙ O)),
 //   dQ = dS_raw K · scale,   dK = dS_rawᵀ Q · scale,
 // where dS_raw = dS ⊙ (1 − tanh²(s_raw/cap)) with soft-capping (chain rule through
-// cap·tanh(s_raw/cap); see soft_cap_slope) and dS_raw = dS without it. With GQA/MQA, dK and dV of a
+// cap·tanh(s_raw/cap); see soft_cap_slope) and dS_raw = dS without it. A logit bias (T5) is added
+// after the cap and, being constant, changes P but not the chain rule. With GQA/MQA, dK and dV of a
 // KV head sum the contributions of every query head reading it. Masked entries have P = 0 and
 // contribute nothing; a fully masked row has NaN probabilities (see attention.h), and its NaN
 // reaches dQ of that row and dK, dV of its KV head, as the formula implies.
@@ -19,20 +20,16 @@
 #include "reference/linalg.h"
 #include "reference/numeric.h"
 #include "reference/parallel.h"
+#include "reference/softmax.h"
 
 namespace lmo::ref {
 
-// d/ds cap·tanh(s/cap) = 1 − tanh²(s/cap), evaluated as the equal 4e/(1 + e)², e = e^{−2|s/cap|}:
-// the literal form cancels to exactly 0 once tanh rounds to ±1 (|s/cap| ≳ 3.5 in bfloat16), this
-// one keeps its relative accuracy for every s. (The same evaluation as softcap_grad in the F14
-// code on main; this can call it once both are on one branch.)
+// d/ds cap·tanh(s/cap) = 1 − tanh²(s/cap): softmax.h's softcap_grad in its stable form
+// 4e/(1 + e)², e = e^{−2|s/cap|}; the literal form cancels to exactly 0 once tanh rounds to ±1
+// (|s/cap| ≳ 3.5 in bfloat16), this one keeps its relative accuracy for every s.
 template <class T>
 T soft_cap_slope(const T& s, const T& cap) {
-  using std::abs;
-  using std::exp;
-  const T e = exp(T(T(-2) * T(abs(T(s / cap)))));
-  const T one_e = T(1) + e;
-  return T(T(T(4) * e) / T(one_e * one_e));
+  return softcap_grad(s, cap);
 }
 
 template <class T>
@@ -69,9 +66,11 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
     const int64_t i = task / h, head = task % h, kv = kv_head_of(head, cfg);
     std::vector<T> raw, capped(static_cast<size_t>(tk));
     std::vector<char> vis;
-    attention_row_logits<T, Acc>(q, k, cfg, scale, std::nullopt, i, head, raw, vis);
+    attention_row_logits<T, Acc>(q, k, cfg, scale, std::nullopt, i, head, raw, vis, false);
     for (int64_t j = 0; j < tk; ++j) {
-      capped[static_cast<size_t>(j)] = soft_cap_logit(raw[static_cast<size_t>(j)], cap);
+      T s = soft_cap_logit(raw[static_cast<size_t>(j)], cap);
+      if (!cfg.logit_bias.empty()) s = s + attention_logit_bias<T>(cfg, i, j, head);
+      capped[static_cast<size_t>(j)] = s;
     }
     const std::vector<T> pi = masked_softmax<T, Acc>(capped, vis, cfg.subtract_max);
     const std::span<const T> doi =

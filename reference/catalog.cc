@@ -33,7 +33,8 @@ constexpr CatalogRow kRows[] = {
      "online_softmax, online_logsumexp, attention_tiled"},
     {"F18", "block layouts", "blocks.h",
      "post_ln_block, pre_ln_block, double_norm_block, olmo2_block, parallel_block, "
-     "decoder_stack"},
+     "parallel_block_fused, fused_projections, decoder_layer and decoder_stack (decoder.h), "
+     "reduce (preset_reduce.h)"},
     {"F19", "MLA (naive and absorbed)", "mla.h",
      "mla_naive, mla_absorb, mla_absorbed, mla_absorbed_decode_step"},
     {"F20", "MoE routing and layer", "moe.h", "route, route_tokens, dense_gates, moe_layer"},

@@ -8,8 +8,9 @@
 //   o_{t,i} = Σ_{j ≤ t} softmax_j(s_{t,j,i}) v^C_{j,i}
 //   u_t = [o_{t,1}; …; o_{t,h}] W^O
 // Convention: row vectors, `x W` (FORMULAS.md), so every W here is the transpose of the paper's
-// (in × out). RoPE is F10 (rope.h) on the d_h^R rotary dimensions, layout and base from the
-// config. DeepSeek-V2's RMSNorm on c^Q and c^KV is not in equations 37–47 and is not applied.
+// (in × out). RoPE is F10 (rope.h; F11 scaling when rope_scaling is set) on the d_h^R rotary
+// dimensions, layout and base from the config. DeepSeek-V2's RMSNorm on c^Q and c^KV is not in
+// equations 37–47 and is not applied.
 //
 // Two forms, equal in exact arithmetic (C21):
 //  - naive: decompress k^C and v^C of every token and run MHA; it caches k^C, v^C of all heads
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -31,6 +33,7 @@
 #include "reference/linalg.h"
 #include "reference/numeric.h"
 #include "reference/rope.h"
+#include "reference/rope_preset.h"
 
 namespace lmo::ref {
 
@@ -48,6 +51,9 @@ struct MlaConfig {
   int64_t q_latent_dim = 1;   // d_c'
   mp rope_base = mp(10000);
   RopeLayout rope_layout = RopeLayout::kInterleaved;
+  // F11 scaling of the rotary frequencies (DeepSeek-V2/V3: YaRN); empty: plain F10 frequencies.
+  // Only the frequencies change: YaRN's attention temperature is not applied here.
+  std::optional<RopeScaling> rope_scaling;
   MlaScale scale = MlaScale::kStandard;
 };
 
@@ -168,14 +174,15 @@ inline mp mla_scale(const MlaConfig& c) {
 }
 
 // Rotates each of the `groups` slices of width r in every row of x; row t is at position
-// first_position + t.
+// first_position + t (rounded once to T by rope_position).
 template <class T>
 Mat<T> mla_rope_rows(const Mat<T>& x, int64_t groups, int64_t first_position, const MlaConfig& c) {
-  const std::vector<T> inv = rope_inv_freq<T>(c.rope_dim, from_mp<T>(c.rope_base));
+  const std::vector<T> inv =
+      rope_inv_freq_for<T>(c.rope_dim, from_mp<T>(c.rope_base), c.rope_scaling);
   const int64_t r = c.rope_dim;
   Mat<T> y(x.rows, x.cols);
   for (int64_t t = 0; t < x.rows; ++t) {
-    const T pos = T(first_position + t);
+    const T pos = rope_position<T>(first_position + t);
     for (int64_t g = 0; g < groups; ++g) {
       const std::vector<T> rot =
           rope<T>(x.row(t).subspan(static_cast<size_t>(g * r), static_cast<size_t>(r)), pos, inv,
