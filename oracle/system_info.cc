@@ -52,7 +52,6 @@ nlohmann::json to_json(const SystemInfo& info) {
   for (const ref::CatalogRow& r : ref::formula_catalog()) {
     j["ops"].push_back({{"id", r.id},
                         {"name", r.name},
-                        {"header", "reference/" + std::string(r.header)},
                         {"functions", r.functions}});
   }
   j["simd_targets"] = nlohmann::json::array();
@@ -76,7 +75,7 @@ std::string to_text(const SystemInfo& info) {
   }
   o << "\nOps (catalog F-rows; reference/<header>: functions):\n";
   for (const ref::CatalogRow& r : ref::formula_catalog()) {
-    o << "  " << r.id << "  " << r.name << "\n        " << r.header << ": " << r.functions << "\n";
+    o << "  " << r.id << "  " << r.name << "\n        " << r.functions << "\n";
   }
   o << "\nSIMD targets compiled (best first):\n";
   for (const fast::SimdTarget& t : info.simd_targets) {
