@@ -9,7 +9,7 @@ constexpr CatalogRow kRows[] = {
     {"F02", "RMSNorm (and Gemma 1+γ; E01 literal form)",
      "norms.h: rmsnorm, rmsnorm_gemma, rmsnorm_literal_e01; norms_grad.h: rmsnorm_backward, rmsnorm_gemma_backward"},
     {"F03", "FFN, ReLU with bias",
-     "ffn.h: ffn_relu_bias"},
+     "ffn.h: ffn_relu_bias, ffn_with_bias"},
     {"F04", "FFN, bias-free",
      "ffn.h: ffn"},
     {"F05", "GLU family",

@@ -181,29 +181,6 @@ Mat<T> add_row_bias(Mat<T> y, const std::vector<T>& b) {
   return y;
 }
 
-// F03 with the activation choice of F04: act(x W1 + b1) W2 + b2 (GPT-2, GPT-3: GELU-tanh with
-// biases; ffn.h has F03 for ReLU only). Same operations in the same order as ffn_relu_bias: with
-// act = ReLU the two are bitwise equal.
-template <class T, class Acc = T>
-Mat<T> ffn_with_bias(const Mat<T>& x, const Mat<T>& w1, std::span<const T> b1, const Mat<T>& w2,
-                     std::span<const T> b2, Activation act) {
-  detail::check_rows("ffn_with_bias", "w1", w1, x.cols, "the columns of x");
-  detail::check_bias("ffn_with_bias", "b1", b1, w1.cols, "the columns of w1");
-  detail::check_rows("ffn_with_bias", "w2", w2, w1.cols, "the columns of w1");
-  detail::check_bias("ffn_with_bias", "b2", b2, w2.cols, "the columns of w2");
-  Mat<T> h = matmul<T, Acc>(x, w1);
-  for (int64_t i = 0; i < h.rows; ++i) {
-    for (int64_t j = 0; j < h.cols; ++j) {
-      h(i, j) = activate(act, T(h(i, j) + b1[static_cast<size_t>(j)]));
-    }
-  }
-  Mat<T> y = matmul<T, Acc>(h, w2);
-  for (int64_t i = 0; i < y.rows; ++i) {
-    for (int64_t j = 0; j < y.cols; ++j) y(i, j) = y(i, j) + b2[static_cast<size_t>(j)];
-  }
-  return y;
-}
-
 // The preset's dense FFN: F05 GLU (W, V, W2) when gated; F03 (ReLU) or ffn_with_bias with
 // biases; F04 otherwise.
 template <class T, class Acc = T>

@@ -42,23 +42,44 @@ void check_bias(const char* fn, const char* name, std::span<const T> b, int64_t 
 
 }  // namespace detail
 
-// F03: FFN(x) = max(0, x W1 + b1) W2 + b2. x: n × d, W1: d × f, b1: f, W2: f × e, b2: e.
-template <class T, class Acc = T>
-Mat<T> ffn_relu_bias(const Mat<T>& x, const Mat<T>& w1, std::span<const T> b1, const Mat<T>& w2,
-                     std::span<const T> b2) {
-  detail::check_rows("ffn_relu_bias", "w1", w1, x.cols, "the columns of x");
-  detail::check_bias("ffn_relu_bias", "b1", b1, w1.cols, "the columns of w1");
-  detail::check_rows("ffn_relu_bias", "w2", w2, w1.cols, "the columns of w1");
-  detail::check_bias("ffn_relu_bias", "b2", b2, w2.cols, "the columns of w2");
+namespace detail {
+
+// act(x W1 + b1) W2 + b2, with `fn` naming the caller in argument errors.
+template <class T, class Acc>
+Mat<T> biased_ffn(const char* fn, const Mat<T>& x, const Mat<T>& w1, std::span<const T> b1,
+                  const Mat<T>& w2, std::span<const T> b2, Activation act) {
+  check_rows(fn, "w1", w1, x.cols, "the columns of x");
+  check_bias(fn, "b1", b1, w1.cols, "the columns of w1");
+  check_rows(fn, "w2", w2, w1.cols, "the columns of w1");
+  check_bias(fn, "b2", b2, w2.cols, "the columns of w2");
   Mat<T> h = matmul<T, Acc>(x, w1);
   for (int64_t i = 0; i < h.rows; ++i) {
-    for (int64_t j = 0; j < h.cols; ++j) h(i, j) = relu(T(h(i, j) + b1[static_cast<size_t>(j)]));
+    for (int64_t j = 0; j < h.cols; ++j) {
+      h(i, j) = activate(act, T(h(i, j) + b1[static_cast<size_t>(j)]));
+    }
   }
   Mat<T> y = matmul<T, Acc>(h, w2);
   for (int64_t i = 0; i < y.rows; ++i) {
     for (int64_t j = 0; j < y.cols; ++j) y(i, j) = y(i, j) + b2[static_cast<size_t>(j)];
   }
   return y;
+}
+
+}  // namespace detail
+
+// F03: FFN(x) = max(0, x W1 + b1) W2 + b2. x: n × d, W1: d × f, b1: f, W2: f × e, b2: e.
+template <class T, class Acc = T>
+Mat<T> ffn_relu_bias(const Mat<T>& x, const Mat<T>& w1, std::span<const T> b1, const Mat<T>& w2,
+                     std::span<const T> b2) {
+  return detail::biased_ffn<T, Acc>("ffn_relu_bias", x, w1, b1, w2, b2, Activation::kReLU);
+}
+
+// F03 with the activation choice of F04: act(x W1 + b1) W2 + b2 (GPT-2 and GPT-3: GELU-tanh
+// with biases). With act = ReLU it is ffn_relu_bias.
+template <class T, class Acc = T>
+Mat<T> ffn_with_bias(const Mat<T>& x, const Mat<T>& w1, std::span<const T> b1, const Mat<T>& w2,
+                     std::span<const T> b2, Activation act) {
+  return detail::biased_ffn<T, Acc>("ffn_with_bias", x, w1, b1, w2, b2, act);
 }
 
 // F04: FFN(x) = σ(x W1) W2, no biases, σ ∈ {ReLU, GELU, GELU-tanh, SiLU}.
