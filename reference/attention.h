@@ -232,23 +232,36 @@ std::optional<T> attention_cap(const AttentionConfig& cfg) {
   return from_mp<T>(*cfg.soft_cap);
 }
 
+// Calls body(i, head, kv, logits, visible) for every query row i and query head, in parallel
+// (each call writes only its own output slots), with that row's logits and mask from
+// attention_row_logits: the part attention, its probabilities and its tiled form share.
+template <class T, class Acc, class Body>
+void for_each_attention_row(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg,
+                            Body body) {
+  const T scale = attention_scale<T>(cfg);
+  const std::optional<T> cap = attention_cap<T>(cfg);
+  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
+    const int64_t i = task / cfg.heads, head = task % cfg.heads;
+    std::vector<T> s;
+    std::vector<char> vis;
+    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
+    body(i, head, kv_head_of(head, cfg), s, vis);
+  });
+}
+
 // F15: the attention probabilities P = softmax(Q Kᵀ·scale (+ bias) + mask), one T_q × T_k matrix
 // per query head (0 where masked; NaN rows where fully masked).
 template <class T, class Acc = T>
 std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, k.rows, cfg.kv_heads * cfg.v_dim(),
                      "attention_probs");
-  const T scale = attention_scale<T>(cfg);
-  const std::optional<T> cap = attention_cap<T>(cfg);
   std::vector<Mat<T>> p(static_cast<size_t>(cfg.heads), Mat<T>(q.rows, k.rows));
-  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
-    const int64_t i = task / cfg.heads, head = task % cfg.heads;
-    std::vector<T> s;
-    std::vector<char> vis;
-    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
-    const std::vector<T> row = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
-    std::copy(row.begin(), row.end(), p[static_cast<size_t>(head)].row(i).begin());
-  });
+  for_each_attention_row<T, Acc>(
+      q, k, cfg,
+      [&](int64_t i, int64_t head, int64_t, const std::vector<T>& s, const std::vector<char>& vis) {
+        const std::vector<T> row = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
+        std::copy(row.begin(), row.end(), p[static_cast<size_t>(head)].row(i).begin());
+      });
   return p;
 }
 
@@ -259,26 +272,23 @@ template <class T, class Acc = T>
 Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention");
   const int64_t dv = cfg.v_dim();
-  const T scale = attention_scale<T>(cfg);
-  const std::optional<T> cap = attention_cap<T>(cfg);
   Mat<T> out(q.rows, cfg.heads * dv);
-  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
-    const int64_t i = task / cfg.heads, head = task % cfg.heads, kv = kv_head_of(head, cfg);
-    std::vector<T> s;
-    std::vector<char> vis;
-    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
-    const std::vector<T> p = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
-    for (int64_t c = 0; c < dv; ++c) {
-      Acc acc(0);
-      bool any = false;
-      for (int64_t j = 0; j < k.rows; ++j) {
-        if (!vis[static_cast<size_t>(j)]) continue;
-        any = true;
-        acc = acc + convert<Acc>(T(p[static_cast<size_t>(j)] * v(j, kv * dv + c)));
-      }
-      out(i, head * dv + c) = any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
-    }
-  });
+  for_each_attention_row<T, Acc>(
+      q, k, cfg,
+      [&](int64_t i, int64_t head, int64_t kv, const std::vector<T>& s,
+          const std::vector<char>& vis) {
+        const std::vector<T> p = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
+        for (int64_t c = 0; c < dv; ++c) {
+          Acc acc(0);
+          bool any = false;
+          for (int64_t j = 0; j < k.rows; ++j) {
+            if (!vis[static_cast<size_t>(j)]) continue;
+            any = true;
+            acc = acc + convert<Acc>(T(p[static_cast<size_t>(j)] * v(j, kv * dv + c)));
+          }
+          out(i, head * dv + c) = any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+        }
+      });
   return out;
 }
 

@@ -116,43 +116,40 @@ Mat<T> attention_tiled(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_tiled");
   validate_tile(key_tile, "attention_tiled");
   const int64_t dv = cfg.v_dim();
-  const T scale = attention_scale<T>(cfg);
-  const std::optional<T> cap = attention_cap<T>(cfg);
   Mat<T> out(q.rows, cfg.heads * dv);
-  parallel_for(q.rows * cfg.heads, [&](int64_t task) {
-    const int64_t i = task / cfg.heads, head = task % cfg.heads, kv = kv_head_of(head, cfg);
-    std::vector<T> s;
-    std::vector<char> vis;
-    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
-    OnlineSoftmaxState<T, Acc> st;
-    std::vector<Acc> acc(static_cast<size_t>(dv), Acc(0));
-    for (int64_t begin = 0; begin < k.rows; begin += key_tile) {
-      const int64_t end = std::min(k.rows, begin + key_tile);
-      bool any = false;
-      T tile_max(0);
-      for (int64_t j = begin; j < end; ++j) {
-        if (!vis[static_cast<size_t>(j)]) continue;
-        if (!any || s[static_cast<size_t>(j)] > tile_max) tile_max = s[static_cast<size_t>(j)];
-        any = true;
-      }
-      if (!any) continue;  // a fully masked tile is skipped, not folded in
-      const Acc corr = convert<Acc>(online_softmax_rescale(st, tile_max, cfg.subtract_max));
-      for (Acc& a : acc) a = a * corr;
-      for (int64_t j = begin; j < end; ++j) {
-        if (!vis[static_cast<size_t>(j)]) continue;
-        const T e = exp(T(s[static_cast<size_t>(j)] - st.m));
-        st.l = st.l + convert<Acc>(e);
-        for (int64_t c = 0; c < dv; ++c) {
-          acc[static_cast<size_t>(c)] =
-              acc[static_cast<size_t>(c)] + convert<Acc>(T(e * v(j, kv * dv + c)));
+  for_each_attention_row<T, Acc>(
+      q, k, cfg,
+      [&](int64_t i, int64_t head, int64_t kv, const std::vector<T>& s,
+          const std::vector<char>& vis) {
+        OnlineSoftmaxState<T, Acc> st;
+        std::vector<Acc> acc(static_cast<size_t>(dv), Acc(0));
+        for (int64_t begin = 0; begin < k.rows; begin += key_tile) {
+          const int64_t end = std::min(k.rows, begin + key_tile);
+          bool any = false;
+          T tile_max(0);
+          for (int64_t j = begin; j < end; ++j) {
+            if (!vis[static_cast<size_t>(j)]) continue;
+            if (!any || s[static_cast<size_t>(j)] > tile_max) tile_max = s[static_cast<size_t>(j)];
+            any = true;
+          }
+          if (!any) continue;  // a fully masked tile is skipped, not folded in
+          const Acc corr = convert<Acc>(online_softmax_rescale(st, tile_max, cfg.subtract_max));
+          for (Acc& a : acc) a = a * corr;
+          for (int64_t j = begin; j < end; ++j) {
+            if (!vis[static_cast<size_t>(j)]) continue;
+            const T e = exp(T(s[static_cast<size_t>(j)] - st.m));
+            st.l = st.l + convert<Acc>(e);
+            for (int64_t c = 0; c < dv; ++c) {
+              acc[static_cast<size_t>(c)] =
+                  acc[static_cast<size_t>(c)] + convert<Acc>(T(e * v(j, kv * dv + c)));
+            }
+          }
         }
-      }
-    }
-    for (int64_t c = 0; c < dv; ++c) {
-      out(i, head * dv + c) = st.started ? convert<T>(Acc(acc[static_cast<size_t>(c)] / st.l))
-                                         : std::numeric_limits<T>::quiet_NaN();
-    }
-  });
+        for (int64_t c = 0; c < dv; ++c) {
+          out(i, head * dv + c) = st.started ? convert<T>(Acc(acc[static_cast<size_t>(c)] / st.l))
+                                             : std::numeric_limits<T>::quiet_NaN();
+        }
+      });
   return out;
 }
 
