@@ -3,6 +3,7 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <stdexcept>
@@ -90,21 +91,37 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
 
 // The policy step on a finite reference r and finite output y; "" when it passes.
 std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
-                           const ElementMetrics& m, const mp& naive_bound, Verdict& v) {
+                           const ElementMetrics& m, const mp& naive_bound, double condition,
+                           Verdict& v) {
   using std::isfinite;
   const ref::FormatSpec& s = ref::spec(f);
   if ((y & ~(s.pattern_mask() << s.shift)) != 0) {
     return "the word " + hex(y) + " has bits set below the " + std::string(s.name) + " pattern";
   }
   if (p.kind == PolicyKind::kUlp || !isfinite(x)) {  // x infinite: saturated reference, exact
-    const int64_t k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
+    int64_t k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
+    double margin = p.midpoint_margin;
+    // The argument's rounding amplified by the inner function (Policy::arg_error): the f32
+    // result may be `extra` ulps of f off. Narrow formats see it as a wider midpoint margin
+    // (the f32 value crosses a midpoint only that close to it), wide ones as more ulps.
+    double extra = 0;
+    if (p.kind == PolicyKind::kUlp && p.arg_error > 0 && x != 0) {
+      extra = static_cast<double>(mp(p.arg_error * condition) * ldexp(mp(1), -24) * abs(x) /
+                                  ulp_at(f, x));
+      if (is_narrow(f)) {
+        k += static_cast<int64_t>(std::floor(extra));
+        margin += extra - std::floor(extra);
+      } else {
+        k += static_cast<int64_t>(std::ceil(extra));
+      }
+    }
     const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
     if (ad <= k) return "";
     double d = -1;  // distance from the midpoint toward y, when rule (3) applies
-    if (p.kind == PolicyKind::kUlp && p.midpoint_margin > 0 && ad == k + 1) {
+    if (p.kind == PolicyKind::kUlp && margin > 0 && ad == k + 1) {
       const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
       d = distance_to_midpoint(f, x, r, next);
-      if (d <= p.midpoint_margin) {
+      if (d <= margin) {
         ++v.forgiven;
         return "";
       }
@@ -112,9 +129,11 @@ std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, u
     std::string why = "the backend wrote " + value(f, y) + ", " + std::to_string(m.ulps) +
                       " ulp from the correctly rounded " + value(f, r) + " of the exact " + num(x) +
                       "; the policy allows " + std::to_string(k) + " ulp";
+    if (extra > 0) why += " (with " + num(extra) + " for the argument's rounding, κ = " +
+                          num(condition) + ")";
     if (d >= 0) {
       why += ", and the exact value is " + num(d) + " ulp from the midpoint toward it (margin " +
-             num(p.midpoint_margin) + ")";
+             num(margin) + ")";
     }
     return why;
   }
@@ -144,15 +163,33 @@ Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const re
   }
   Verdict v;
   v.elements = n;
-  mp naive_bound = 0;
+  if (o.group < 0 || (o.group > 0 && n % o.group != 0)) {
+    throw std::invalid_argument("judge: a group of " + std::to_string(o.group) +
+                                " elements does not divide " + std::to_string(n));
+  }
+  const int64_t group = o.group > 0 ? o.group : std::max<int64_t>(n, 1);
+  std::vector<mp> naive_bounds;  // per group
   if (policy.kind == PolicyKind::kNaiveRelative) {
     if (static_cast<int64_t>(o.naive.size()) != n) {
       throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
                                   std::to_string(n) + " outputs, got " +
                                   std::to_string(o.naive.size()));
     }
-    naive_bound = mp(policy.naive_factor) * naive_max_error(exact, o.naive, v.naive_excluded);
-    v.naive_bound = static_cast<double>(naive_bound);
+    for (int64_t g = 0; g < n; g += group) {
+      int64_t excluded = 0;
+      const size_t b = static_cast<size_t>(g), len = static_cast<size_t>(group);
+      naive_bounds.push_back(mp(policy.naive_factor) *
+                             naive_max_error(exact.subspan(b, len), o.naive.subspan(b, len),
+                                             excluded));
+      v.naive_excluded += excluded;
+      v.naive_bound = std::max(v.naive_bound, static_cast<double>(naive_bounds.back()));
+    }
+  }
+  const mp zero = 0;
+  if (policy.kind == PolicyKind::kUlp && policy.arg_error > 0 &&
+      static_cast<int64_t>(o.condition.size()) != n) {
+    throw std::invalid_argument("judge: a policy with arg_error needs " + std::to_string(n) +
+                                " condition numbers, got " + std::to_string(o.condition.size()));
   }
   const Format f = ref::dtype_format(got.dtype());
   MetricsAccumulator acc(f);
@@ -184,7 +221,10 @@ Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const re
     }
     const ElementMetrics m = element_metrics(f, x, y, o.overflow);
     acc.add(i, x, m, y);
-    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, v);
+    const mp& naive_bound =
+        naive_bounds.empty() ? zero : naive_bounds[static_cast<size_t>(i / group)];
+    const double kappa = o.condition.empty() ? 0.0 : o.condition[static_cast<size_t>(i)];
+    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, v);
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
   }
   v.metrics = acc.result();

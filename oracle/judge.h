@@ -42,6 +42,13 @@ struct JudgeOptions {
   // value or the exact value is not finite are left out of max|naive − x| (an overflowing
   // naive run would otherwise make the bound infinite); Verdict::naive_excluded counts them.
   std::span<const double> naive;
+  // kNaiveRelative: the max runs over groups of this many consecutive elements (one row of a
+  // row-wise op), each element judged against its own group's max, so that a row of small
+  // values is not judged by the errors of a row of large ones; 0 = the whole tensor is one group.
+  int64_t group = 0;
+  // kUlp with Policy::arg_error > 0: the condition number κ of the op's inner function at each
+  // element's argument (OutputValues::condition of the exact run), one per element.
+  std::span<const double> condition;
   // How the reference rounds exact values beyond the format's range (kSaturate for kernels
   // that declare satfinite fp8 stores).
   ref::Overflow overflow = ref::Overflow::kIeee;
@@ -59,8 +66,8 @@ struct Verdict {
   std::array<int64_t, kFailReasonCount> by_reason{};  // indexed by FailReason
   int64_t forgiven = 0;  // kUlp: elements passed by the midpoint rule (3)
   TensorMetrics metrics;
-  // kNaiveRelative: naive_factor · max|naive − x| (the tensor-wide part of the bound), and
-  // the elements left out of that max.
+  // kNaiveRelative: naive_factor · max|naive − x| (the group-wide part of the bound; the
+  // largest over the groups), and the elements left out of that max.
   double naive_bound = 0;
   int64_t naive_excluded = 0;
 

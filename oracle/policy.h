@@ -56,14 +56,23 @@ struct Policy {
   double output_ulps = 0;
   // kTopKSet: relative to the row's largest |score|.
   double tie_margin = 0;
+  // kUlp, for ops whose inner function is evaluated at a rounded argument (GELU's erfc(−x/√2),
+  // GELU-tanh's sigmoid(2u)): the relative error of that argument in a kernel computing in f32,
+  // in units of u = 2^-24. A relative argument error δ becomes κ·δ in the output, κ the inner
+  // function's condition number at the argument (supplied per element by the op's exact run),
+  // which no constant k can cover in the tails (κ ≈ x² for GELU at x → −∞). The judge adds
+  // arg_error·κ_i·u·|x_i|/ulp(x_i) ulps (policy_failure in judge.cc). 0 = the op has none.
+  double arg_error = 0;
 
   // The k that applies to outputs in format f (kUlp).
   int64_t max_ulps(ref::Format f) const { return is_narrow(f) ? ulps_narrow : ulps_wide; }
 };
 
 // Constructors for the table and for tests.
-constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin = 0) {
+constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin = 0,
+                            double arg_error = 0) {
   Policy p;
+  p.arg_error = arg_error;
   p.kind = PolicyKind::kUlp;
   p.ulps_wide = wide;
   p.ulps_narrow = narrow;

@@ -332,7 +332,7 @@ TEST(UlpPolicy, Bf16TruncationIsCaught) {
   EXPECT_EQ(v.failed, differ);  // exactly the elements where truncation differs
   // Under the table's policy for an activation (narrow: k = 0 with the midpoint margin) the
   // only elements forgiven are those within 2^-8 ulp of a midpoint: about 1 % of the flips.
-  v = judge(policy_for("gelu"), exact, truncated);
+  v = judge(policy_for("silu"), exact, truncated);
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(v.failed + v.forgiven, differ);
   EXPECT_LT(v.forgiven, differ / 50);

@@ -22,6 +22,7 @@ const std::set<std::string> kRegistryOps = {"rmsnorm",
                                             "silu",
                                             "swiglu_gate",
                                             "geglu_gate",
+                                            "geglu_tanh_gate",
                                             "reglu_gate",
                                             "softcap",
                                             "softmax",
@@ -45,7 +46,7 @@ const std::set<std::string> kRegistryOps = {"rmsnorm",
 // Elementwise ops: policy (1) by the DESIGN rule.
 const std::set<std::string> kElementwise = {
     "relu",       "gelu",    "gelu_tanh",        "silu",   "swiglu_gate", "geglu_gate",
-    "reglu_gate", "softcap", "learned_position", "t5_bias"};
+    "geglu_tanh_gate", "reglu_gate", "softcap", "learned_position", "t5_bias"};
 
 TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
   std::set<std::pair<std::string, std::string>> seen;
@@ -56,7 +57,7 @@ TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
     EXPECT_EQ(e.justification.find('\n'), std::string_view::npos);  // one line
     EXPECT_TRUE(seen.insert({std::string(e.op), std::string(e.output)}).second) << "duplicate";
   }
-  EXPECT_EQ(policy_table().size(), 31u);
+  EXPECT_EQ(policy_table().size(), 32u);
 }
 
 TEST(PolicyTable, EveryRegistryOpHasAPolicy) {
@@ -80,6 +81,8 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
         EXPECT_EQ(p.ulps_narrow, 0);  // so that a rounding bug in a narrow store is caught
         EXPECT_GE(p.midpoint_margin, 0.0);
         EXPECT_LE(p.midpoint_margin, 1.0 / 64);  // "a small margin"
+        EXPECT_GE(p.arg_error, 0.0);
+        EXPECT_LE(p.arg_error, 8.0);  // a few roundings in forming the argument
         break;
       case PolicyKind::kNaiveRelative:
         EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule

@@ -5,7 +5,10 @@
 #include <iostream>
 #include <string>
 
+#include "oracle/case.h"
 #include "oracle/system_info.h"
+#include "oracle/verify.h"
+#include "verify_command.h"
 
 namespace {
 
@@ -32,9 +35,8 @@ int main(int argc, char** argv) {
       "list", "Number formats, SIMD targets (compiled and supported), CUDA build and device");
   list->add_flag("--json", list_json, "Print JSON instead of a table");
 
-  CLI::App* verify = app.add_subcommand(
-      "verify", "Run every backend on the built-in cases and judge them against the reference");
-  verify->allow_extras();
+  VerifyArgs verify_args;
+  CLI::App* verify = add_verify_command(app, verify_args);
 
   // CLI11 would report an unknown subcommand as a missing one; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -66,11 +68,10 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return run_list(list_json);
-    if (verify->parsed()) {
-      std::cerr << "lmoracle verify: the oracle (cases, backends, judging) is not in this build "
-                   "yet; it arrives with the [oracle] issue\n";
-      return 2;
-    }
+    if (verify->parsed()) return run_verify(verify_args);
+  } catch (const lmo::oracle::InputError& e) {
+    std::cerr << "lmoracle: " << e.what() << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";
     return 2;

@@ -1,0 +1,13 @@
+// How backend families join the registry (backend.h's available_backends()).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "oracle/backend.h"
+
+namespace lmo::oracle {
+
+void add_reference_backends(std::vector<std::unique_ptr<Backend>>& out);
+
+}  // namespace lmo::oracle

@@ -1,0 +1,128 @@
+// An op of the oracle: one formula of the catalog with its parameters bound (from a case's
+// "params"), able to say which inputs it reads and outputs it writes, and to evaluate itself
+// exactly (mp) and as a naive kernel in a simulated compute format. Backends (backend.h) and the
+// verify driver (verify.h) see ops only through this interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "oracle/params.h"
+#include "reference/formats.h"
+#include "reference/number_types.h"
+#include "reference/tensor.h"
+
+namespace lmo::oracle {
+
+enum class Dist : uint8_t { kNormal, kUniform, kUniformInt };
+
+// One input tensor: its name (the Philox stream is keyed by it), shape and distribution.
+struct InputDecl {
+  InputDecl(std::string n, std::vector<int64_t> s, Dist d, double lo_or_mean, double hi_or_std,
+            std::optional<ref::DType> fixed = std::nullopt)
+      : name(std::move(n)), shape(std::move(s)), dist(d), a(lo_or_mean), b(hi_or_std),
+        dtype(fixed) {}
+  std::string name;
+  std::vector<int64_t> shape;
+  Dist dist = Dist::kNormal;
+  double a = 0, b = 1;  // kNormal: mean, stddev; kUniform: [a, b); kUniformInt: [a, b)
+  // Integer inputs (targets, positions) have a fixed dtype; real inputs take the case's storage
+  // format.
+  std::optional<ref::DType> dtype;
+};
+
+// One output tensor.
+struct OutputDecl {
+  OutputDecl(std::string n, std::vector<int64_t> s, int64_t group_size = 0)
+      : name(std::move(n)), shape(std::move(s)), group(group_size) {}
+  std::string name;
+  std::vector<int64_t> shape;
+  // Naive-relative policy: number of consecutive elements judged as one group (one row), each
+  // group against its own max|naive − exact|; 0 = the whole tensor is one group.
+  int64_t group = 0;
+  // Top-k expert indices (i64, judged as sets). The exact run returns the selection scores
+  // (shape[0] × topk_experts) as values and the selected experts as indices.
+  bool topk = false;
+  int64_t topk_experts = 0;
+};
+
+// The inputs of one case in one storage format: generated once, read by the reference and by
+// every backend, so all of them see the very same values.
+class InputSet {
+ public:
+  void add(std::string name, ref::Tensor t);
+  const ref::Tensor& at(std::string_view name) const;
+  const std::vector<std::pair<std::string, ref::Tensor>>& all() const { return tensors_; }
+
+  // The stored values of a real input, converted to T once each (exact for mp and double, a
+  // rounding for a narrower simulated T, as a naive kernel loading them would do).
+  template <class T>
+  std::vector<T> values(std::string_view name) const;
+  // An integer input's values.
+  std::vector<int64_t> ints(std::string_view name) const;
+
+ private:
+  std::vector<std::pair<std::string, ref::Tensor>> tensors_;
+};
+
+template <class T>
+struct OutputValues {
+  std::vector<T> values;
+  std::vector<int64_t> indices;  // top-k outputs only
+  // Exact runs of ops whose policy has arg_error (policy.h): the condition number of the inner
+  // function at each element's argument.
+  std::vector<double> condition;
+};
+template <class T>
+using Outputs = std::vector<OutputValues<T>>;  // one per OutputDecl, in order
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual std::vector<InputDecl> inputs() const = 0;
+  virtual std::vector<OutputDecl> outputs() const = 0;
+  // The exact values (the reference in mp).
+  virtual Outputs<ref::mp> exact(const InputSet& in) const = 0;
+  // The naive kernel: the same reference formula evaluated in the compute format (f64 in
+  // double; f32 and narrower in the simulated formats, every operation rounded once). Values
+  // are exact as doubles.
+  virtual Outputs<double> simulated(ref::Format compute, const InputSet& in) const = 0;
+  // Scalar operations of one reference run, roughly: verify refuses a case above its limit
+  // before spending hours on it.
+  virtual double cost() const = 0;
+};
+
+template <class T>
+std::vector<T> InputSet::values(std::string_view name) const {
+  const ref::Tensor& t = at(name);
+  if (!ref::is_float(t.dtype())) {
+    throw std::invalid_argument("input '" + std::string(name) + "' is an integer tensor");
+  }
+  std::vector<T> v;
+  v.reserve(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(T(t.get(i)));
+  return v;
+}
+
+struct OpInfo {
+  std::string name;     // as in case files and the policy table
+  std::string catalog;  // F-rows it evaluates, e.g. "F12, F13, F14"
+  std::string summary;  // one line, for `lmoracle list`
+  // Reads and checks the parameters (ParamReader::finish is called by the caller).
+  std::function<std::unique_ptr<Op>(ParamReader&)> make;
+};
+
+// Every op, in a fixed order.
+const std::vector<OpInfo>& op_registry();
+// nullptr when unknown.
+const OpInfo* find_op(std::string_view name);
+std::string known_op_names();
+
+}  // namespace lmo::oracle

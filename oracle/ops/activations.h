@@ -1,0 +1,38 @@
+// Oracle ops of F06 (relu, gelu, gelu_tanh, silu), the GLU gates of F05 (reglu_gate,
+// geglu_gate, swiglu_gate: act(a) ⊙ b) and F14's soft-cap, all elementwise over n values.
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+#include "reference/activation_kind.h"
+
+namespace lmo::oracle {
+
+enum class ElementwiseKind : uint8_t { kActivation, kGluGate, kSoftcap };
+
+struct ElementwiseParams {
+  ElementwiseKind kind = ElementwiseKind::kActivation;
+  ref::Activation act = ref::Activation::kReLU;
+  int64_t n = 0;
+  double cap = 0;        // kSoftcap
+  bool literal = false;  // the printed formula instead of the stable evaluation (activations.h)
+};
+
+class ElementwiseOp : public GenericOp<ElementwiseOp> {
+ public:
+  explicit ElementwiseOp(ElementwiseParams p) : p_(p) {}
+  const ElementwiseParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  double cost() const override { return 10.0 * static_cast<double>(p_.n); }
+  // compute<mp> plus the condition numbers the gelu policies need (policy.h, arg_error).
+  Outputs<ref::mp> exact(const InputSet& in) const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  ElementwiseParams p_;
+};
+
+}  // namespace lmo::oracle

@@ -1,0 +1,16 @@
+// Each op family registers its ops here (oracle/ops/<family>.cc). An explicit list instead of
+// static registrars: a static library drops object files nobody references, and the order of
+// `lmoracle list` stays fixed.
+#pragma once
+
+#include <vector>
+
+#include "oracle/op.h"
+
+namespace lmo::oracle {
+
+void add_norm_ops(std::vector<OpInfo>& ops);
+void add_activation_ops(std::vector<OpInfo>& ops);
+void add_softmax_ops(std::vector<OpInfo>& ops);
+
+}  // namespace lmo::oracle

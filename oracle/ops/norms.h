@@ -1,0 +1,34 @@
+// Oracle ops of F01/F02: rmsnorm, rmsnorm_gemma (1 + γ), layernorm over rows × d.
+// Inputs x [rows, d], gamma [d] (and beta [d]); output y [rows, d], judged row by row.
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+
+namespace lmo::oracle {
+
+enum class NormKind : uint8_t { kRms, kRmsGemma, kLayer };
+
+struct NormParams {
+  NormKind kind = NormKind::kRms;
+  int64_t rows = 0;
+  int64_t d = 0;
+  double eps = 0;
+};
+
+class NormOp : public GenericOp<NormOp> {
+ public:
+  explicit NormOp(NormParams p) : p_(p) {}
+  const NormParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  double cost() const override { return 4.0 * static_cast<double>(p_.rows * p_.d); }
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  NormParams p_;
+};
+
+}  // namespace lmo::oracle

@@ -1,0 +1,110 @@
+#include "oracle/ops/softmax.h"
+
+#include <optional>
+
+#include "oracle/ops/families.h"
+#include "oracle/ops/limits.h"
+#include "reference/attention_online.h"
+#include "reference/parallel.h"
+#include "reference/softmax.h"
+
+namespace lmo::oracle {
+
+std::vector<InputDecl> SoftmaxOp::inputs() const {
+  std::vector<InputDecl> v = {{"z", {p_.rows, p_.n}, Dist::kNormal, 0, p_.scale}};
+  if (p_.kind == SoftmaxKind::kCrossEntropy) {
+    v.push_back({"target", {p_.rows}, Dist::kUniformInt, 0, static_cast<double>(p_.n),
+                 ref::DType::i64});
+  }
+  return v;
+}
+
+std::vector<OutputDecl> SoftmaxOp::outputs() const {
+  switch (p_.kind) {
+    case SoftmaxKind::kSoftmax:
+    case SoftmaxKind::kOnline:
+      return {{"p", {p_.rows, p_.n}, p_.n}};
+    case SoftmaxKind::kLogsumexp:
+      return {{"lse", {p_.rows}}};
+    case SoftmaxKind::kCrossEntropy:
+      return {{"loss", {p_.rows}}, {"logz", {p_.rows}}, {"grad", {p_.rows, p_.n}, p_.n}};
+  }
+  return {};
+}
+
+template <class T>
+Outputs<T> SoftmaxOp::compute(const InputSet& in) const {
+  const std::vector<T> z = in.values<T>("z");
+  const auto row = [&](int64_t r) {
+    return std::span<const T>(z).subspan(static_cast<size_t>(r * p_.n), static_cast<size_t>(p_.n));
+  };
+  const auto put = [&](std::vector<T>& dst, int64_t r, const std::vector<T>& src) {
+    std::copy(src.begin(), src.end(), dst.begin() + r * p_.n);
+  };
+  Outputs<T> out(outputs().size());
+  switch (p_.kind) {
+    case SoftmaxKind::kSoftmax:
+    case SoftmaxKind::kOnline:
+      out[0].values.resize(z.size());
+      ref::parallel_for(p_.rows, [&](int64_t r) {
+        put(out[0].values, r,
+            p_.kind == SoftmaxKind::kSoftmax ? ref::softmax<T>(row(r))
+                                             : ref::online_softmax<T>(row(r), p_.tile));
+      });
+      break;
+    case SoftmaxKind::kLogsumexp:
+      out[0].values.resize(static_cast<size_t>(p_.rows));
+      ref::parallel_for(p_.rows, [&](int64_t r) {
+        out[0].values[static_cast<size_t>(r)] = ref::logsumexp<T>(row(r));
+      });
+      break;
+    case SoftmaxKind::kCrossEntropy: {
+      const std::vector<int64_t> target = in.ints("target");
+      out[0].values.resize(static_cast<size_t>(p_.rows));
+      out[1].values.resize(static_cast<size_t>(p_.rows));
+      out[2].values.resize(z.size());
+      const std::optional<T> cap = p_.cap > 0 ? std::optional<T>(T(p_.cap)) : std::nullopt;
+      ref::parallel_for(p_.rows, [&](int64_t r) {
+        const ref::LossRow<T> l = ref::softmax_cross_entropy<T>(
+            row(r), target[static_cast<size_t>(r)], T(p_.lambda), cap);
+        out[0].values[static_cast<size_t>(r)] = l.loss;
+        out[1].values[static_cast<size_t>(r)] = l.log_z;
+        put(out[2].values, r, l.dlogits);
+      });
+      break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog,
+                    std::string summary) {
+  return {std::move(name), std::move(catalog), std::move(summary), [kind](ParamReader& r) {
+            SoftmaxParams p;
+            p.kind = kind;
+            p.rows = r.integer("rows", 1, kMaxRows);
+            p.n = r.integer(kind == SoftmaxKind::kCrossEntropy ? "vocab" : "n", 1, kMaxWidth);
+            p.scale = r.real("logit_std", 1e-3, 1e3, 2.0);
+            if (kind == SoftmaxKind::kCrossEntropy) {
+              p.lambda = r.real("z_loss", 0, 1, 0.0);
+              p.cap = r.real("softcap", 0, 1e6, 0.0);
+            }
+            if (kind == SoftmaxKind::kOnline) p.tile = r.integer("tile", 1, kMaxWidth);
+            return std::make_unique<SoftmaxOp>(p);
+          }};
+}
+
+}  // namespace
+
+void add_softmax_ops(std::vector<OpInfo>& ops) {
+  ops.push_back(softmax_info("softmax", SoftmaxKind::kSoftmax, "F12", "e^(z−m) / Σ e^(z−m)"));
+  ops.push_back(softmax_info("logsumexp", SoftmaxKind::kLogsumexp, "F12", "m + log Σ e^(z−m)"));
+  ops.push_back(softmax_info("cross_entropy", SoftmaxKind::kCrossEntropy, "F12, F13, F14",
+                             "fused loss, log Z and ∂loss/∂z; z_loss λ, optional softcap"));
+  ops.push_back(softmax_info("online_softmax", SoftmaxKind::kOnline, "F17",
+                             "softmax by tiles with a running max and rescaled sums"));
+}
+
+}  // namespace lmo::oracle

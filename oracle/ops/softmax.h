@@ -1,0 +1,38 @@
+// Oracle ops of F12/F13/F14/F17 over rows of logits: softmax, logsumexp, the fused
+// cross_entropy (loss, log Z and ∂loss/∂z, with z-loss λ and an optional soft-cap), and
+// online_softmax (the tiled evaluation of F17).
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+
+namespace lmo::oracle {
+
+enum class SoftmaxKind : uint8_t { kSoftmax, kLogsumexp, kCrossEntropy, kOnline };
+
+struct SoftmaxParams {
+  SoftmaxKind kind = SoftmaxKind::kSoftmax;
+  int64_t rows = 0;
+  int64_t n = 0;         // row length (the vocabulary for cross_entropy)
+  double scale = 2;      // standard deviation of the generated logits
+  double lambda = 0;     // cross_entropy: z-loss coefficient
+  double cap = 0;        // cross_entropy: soft-cap, 0 = none
+  int64_t tile = 0;      // online_softmax
+};
+
+class SoftmaxOp : public GenericOp<SoftmaxOp> {
+ public:
+  explicit SoftmaxOp(SoftmaxParams p) : p_(p) {}
+  const SoftmaxParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  double cost() const override { return 30.0 * static_cast<double>(p_.rows * p_.n); }
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  SoftmaxParams p_;
+};
+
+}  // namespace lmo::oracle

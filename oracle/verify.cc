@@ -1,0 +1,264 @@
+#include "oracle/verify.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <regex>
+
+#include "oracle/case_inputs.h"
+#include "oracle/policy_table.h"
+
+namespace lmo::oracle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string fmt(ref::Format f) { return std::string(ref::dtype_name(ref::format_dtype(f))); }
+
+}  // namespace
+
+std::vector<Backend*> select_backends(const std::vector<std::unique_ptr<Backend>>& all,
+                                      const std::vector<std::string>& names) {
+  std::vector<Backend*> out;
+  if (names.empty()) {
+    for (const auto& b : all) {
+      if (b->in_default_run()) out.push_back(b.get());
+    }
+    return out;
+  }
+  for (const std::string& n : names) {
+    Backend* found = nullptr;
+    for (const auto& b : all) {
+      if (b->name() == n) found = b.get();
+    }
+    if (!found) {
+      std::string known;
+      for (const auto& b : all) known += (known.empty() ? "" : ", ") + b->name();
+      throw InputError("command line", "--backend",
+                       "unknown backend \"" + n + "\" (available here: " + known + ")");
+    }
+    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
+  }
+  return out;
+}
+
+std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& filter) {
+  if (filter.empty()) return cases;
+  std::regex re;
+  try {
+    re = std::regex(filter);
+  } catch (const std::regex_error& e) {
+    throw InputError("command line", "--filter",
+                     "expected a regular expression, got \"" + filter + "\": " + e.what());
+  }
+  std::vector<Case> out;
+  for (const Case& c : cases) {
+    if (std::regex_search(c.id, re)) out.push_back(c);
+  }
+  return out;
+}
+
+void check_costs(const std::vector<Case>& cases, const VerifyOptions& o) {
+  for (const Case& c : cases) {
+    const double cost = make_op(c)->cost() * static_cast<double>(c.formats.size());
+    if (cost > o.max_cost) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "the reference cost estimate %.3g operations exceeds the limit %.3g "
+                    "(raise it with --max-cost, or reduce the shapes)",
+                    cost, o.max_cost);
+      throw InputError(c.file, c.path, std::string("case ") + c.id + ": " + buf);
+    }
+  }
+}
+
+VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend, const RunContext& ctx, VerifyTimes* times) {
+  VerifyRow row;
+  row.case_id = c.id;
+  row.op = c.op;
+  row.backend = backend.name();
+  row.format = storage;
+  const std::vector<OutputDecl> decls = op.outputs();
+  std::vector<GuardedBuffer> bufs;
+  for (const OutputDecl& d : decls) {
+    bufs.emplace_back(d.topk ? ref::DType::i64 : ref::format_dtype(storage), d.shape);
+    bufs.back().arm();
+  }
+  // The reference values first, so their time is not charged to the backend.
+  const Outputs<ref::mp>& exact = ctx.exact();
+  const auto t0 = Clock::now();
+  try {
+    backend.run(ctx, bufs);
+  } catch (const std::exception& e) {
+    row.pass = false;
+    row.detail = std::string("the backend threw: ") + e.what();
+    row.seconds = since(t0);
+    return row;
+  }
+  const bool is_ref = backend.name().rfind("ref", 0) == 0;
+  if (times && !is_ref) times->backends += since(t0);
+  const auto t1 = Clock::now();
+  for (size_t k = 0; k < decls.size(); ++k) {
+    const OutputDecl& d = decls[k];
+    const Policy& policy = policy_for(c.op, d.name);
+    Verdict v;
+    if (d.topk) {
+      v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k]);
+    } else {
+      JudgeOptions jo;
+      jo.group = d.group;
+      if (policy.kind == PolicyKind::kNaiveRelative) jo.naive = ctx.simulated(storage)[k].values;
+      jo.condition = exact[k].condition;
+      v = judge(policy, exact[k].values, bufs[k], jo);
+      row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);
+      row.max_rel = std::max(row.max_rel, static_cast<double>(v.metrics.max_rel));
+    }
+    if (!v.pass && row.pass) {
+      row.pass = false;
+      row.detail = "output " + d.name + ": " + v.detail;
+    }
+    row.outputs.push_back({d.name, std::move(v)});
+  }
+  if (times) times->judging += since(t1);
+  row.seconds = since(t0);
+  return row;
+}
+
+VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>& backends,
+                    const VerifyOptions& o,
+                    const std::function<void(int64_t, int64_t, const std::string&)>& progress) {
+  VerifyReport rep;
+  int64_t total = 0;
+  for (const Case& c : cases) {
+    for (ref::Format f : c.formats) {
+      total += o.formats.empty() ||
+               std::find(o.formats.begin(), o.formats.end(), f) != o.formats.end();
+    }
+  }
+  int64_t done = 0;
+  for (const Case& c : cases) {
+    bool counted = false;
+    const std::unique_ptr<Op> op = make_op(c);
+    for (ref::Format storage : c.formats) {
+      if (!o.formats.empty() &&
+          std::find(o.formats.begin(), o.formats.end(), storage) == o.formats.end()) {
+        continue;
+      }
+      if (progress) progress(done, total, c.id + " " + fmt(storage));
+      ++done;
+      std::vector<Backend*> runnable;
+      for (Backend* b : backends) {
+        if (b->unsupported(c, *op, storage).empty()) {
+          runnable.push_back(b);
+        } else {
+          ++rep.skipped;
+        }
+      }
+      if (runnable.empty()) continue;
+      if (!counted) ++rep.cases;
+      counted = true;
+      auto t0 = Clock::now();
+      const InputSet in = make_inputs(c, *op, storage);
+      rep.times.inputs += since(t0);
+      std::optional<Outputs<ref::mp>> exact;
+      std::map<ref::Format, Outputs<double>> sims;
+      RunContext ctx{c, *op, storage, in,
+                     [&]() -> const Outputs<ref::mp>& {
+                       if (!exact) {
+                         const auto t = Clock::now();
+                         exact = op->exact(in);
+                         rep.times.reference += since(t);
+                       }
+                       return *exact;
+                     },
+                     [&](ref::Format f) -> const Outputs<double>& {
+                       auto it = sims.find(f);
+                       if (it == sims.end()) {
+                         const auto t = Clock::now();
+                         it = sims.emplace(f, op->simulated(f, in)).first;
+                         rep.times.naive += since(t);
+                       }
+                       return it->second;
+                     }};
+      for (Backend* b : runnable) {
+        VerifyRow row = run_and_judge(c, *op, storage, *b, ctx, &rep.times);
+        (row.pass ? rep.passed : rep.failed) += 1;
+        rep.rows.push_back(std::move(row));
+      }
+    }
+  }
+  return rep;
+}
+
+std::string to_table(const VerifyReport& r) {
+  size_t w = 4;
+  for (const VerifyRow& row : r.rows) w = std::max(w, row.case_id.size());
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s  %-10s  %-6s  %8s  %11s  %s\n", static_cast<int>(w),
+                "case", "backend", "format", "max ulp", "max rel err", "verdict");
+  out += buf;
+  for (const VerifyRow& row : r.rows) {
+    std::snprintf(buf, sizeof buf, "%-*s  %-10s  %-6s  %8lld  %11.3g  %s\n", static_cast<int>(w),
+                  row.case_id.c_str(), row.backend.c_str(), fmt(row.format).c_str(),
+                  static_cast<long long>(row.max_ulps), row.max_rel,
+                  row.pass ? "pass" : "FAIL");
+    out += buf;
+  }
+  bool header = false;
+  for (const VerifyRow& row : r.rows) {
+    if (row.pass) continue;
+    if (!header) out += "\nfailures:\n";
+    header = true;
+    out += "  " + row.case_id + " [" + row.backend + ", " + fmt(row.format) +
+           "]: " + row.detail + "\n";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const VerifyReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const VerifyRow& row : r.rows) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const OutputVerdict& o : row.outputs) {
+      outs.push_back(nlohmann::json{{"name", o.name},
+                      {"pass", o.verdict.pass},
+                      {"reason", std::string(fail_reason_name(o.verdict.reason))},
+                      {"failed", o.verdict.failed},
+                      {"elements", o.verdict.elements},
+                      {"forgiven", o.verdict.forgiven},
+                      {"max_ulps", o.verdict.metrics.max_ulps},
+                      {"max_rel", static_cast<double>(o.verdict.metrics.max_rel)},
+                      {"naive_bound", o.verdict.naive_bound},
+                      {"detail", o.verdict.detail}});
+    }
+    rows.push_back(nlohmann::json{{"case", row.case_id},
+                    {"op", row.op},
+                    {"backend", row.backend},
+                    {"format", fmt(row.format)},
+                    {"verdict", row.pass ? "pass" : "fail"},
+                    {"max_ulps", row.max_ulps},
+                    {"max_rel", row.max_rel},
+                    {"detail", row.detail},
+                    {"outputs", outs},
+                    {"seconds", row.seconds}});
+  }
+  return {{"rows", rows},
+          {"cases", r.cases},
+          {"passed", r.passed},
+          {"failed", r.failed},
+          {"skipped", r.skipped},
+          {"seconds",
+           {{"inputs", r.times.inputs},
+            {"reference", r.times.reference},
+            {"naive", r.times.naive},
+            {"backends", r.times.backends},
+            {"judging", r.times.judging}}}};
+}
+
+}  // namespace lmo::oracle

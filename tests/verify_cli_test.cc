@@ -1,0 +1,203 @@
+// `lmoracle verify` as a user runs it: the table and its summary line, exit codes 0/1/2, and a
+// message naming the file, the field and the expectation for every kind of malformed case file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(LMO_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A case file in a fresh temporary folder.
+std::string write_case_file(const std::string& name, const std::string& text) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("lmo_verify_cli_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path f = dir / name;
+  std::ofstream(f) << text;
+  return f.string();
+}
+
+const char* kGood =
+    R"({"cases": [{"id": "t/rms", "op": "rmsnorm", "seed": 7, "formats": ["f32", "bf16"],
+                   "params": {"rows": 2, "d": 64, "eps": 1e-6}}]})";
+
+TEST(VerifyCli, RunsACaseFileAndPrintsTheSummary) {
+  const Result r = run("verify --case-file " + write_case_file("good.json", kGood));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // ref, ref-f64 and ref-f32 on two formats: six rows, all passing.
+  EXPECT_TRUE(contains(r.out, "verify: 6 passed, 0 failed")) << r.out;
+  EXPECT_TRUE(contains(r.out, "t/rms")) << r.out;
+  EXPECT_TRUE(contains(r.out, "max ulp")) << r.out;
+}
+
+TEST(VerifyCli, JsonHasOneRowPerCaseBackendFormat) {
+  const Result r =
+      run("verify --json --backend ref --case-file " + write_case_file("good.json", kGood));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["backend"], "ref");
+  EXPECT_EQ(j["rows"][0]["verdict"], "pass");
+  EXPECT_EQ(j["rows"][1]["format"], "bf16");
+  EXPECT_EQ(j["failed"], 0);
+}
+
+TEST(VerifyCli, TheNaiveKernelIsRunOnlyWhenAskedAndOnlyOnItsFormat) {
+  const std::string f = write_case_file("good.json", kGood);
+  const Result r = run("verify --json --backend ref-bf16 --case-file " + f);
+  ASSERT_EQ(r.code, 0) << r.out;  // rmsnorm's naive-relative policy accepts its own yardstick
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["format"], "bf16");
+  EXPECT_EQ(j["skipped"], 1);
+}
+
+TEST(VerifyCli, ANaiveBf16GeluFailsTheElementwisePolicy) {
+  const Result r = run("verify --backend ref-bf16 --case-file " +
+                       write_case_file("gelu.json", R"({"cases": [{"id": "g", "op": "gelu",
+                         "seed": 1, "formats": ["bf16"], "params": {"n": 4096}}]})"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "verify: 0 passed, 1 failed")) << r.out;
+  EXPECT_TRUE(contains(r.out, "the policy allows 0 ulp")) << r.out;
+}
+
+TEST(VerifyCli, FilterSelectsByIdAndBadRegexIsExit2) {
+  const std::string f = write_case_file("good.json", kGood);
+  Result r = run("verify --filter nomatch --case-file " + f);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "verify: 0 passed, 0 failed")) << r.out;
+  r = run("verify --filter '(' --case-file " + f);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--filter")) << r.out;
+}
+
+TEST(VerifyCli, UnknownBackendOrFormatIsExit2NamingTheChoices) {
+  const std::string f = write_case_file("good.json", kGood);
+  Result r = run("verify --backend warp-drive --case-file " + f);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--backend") && contains(r.out, "ref-f32")) << r.out;
+  r = run("verify --format f8 --case-file " + f);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--format") && contains(r.out, "e4m3")) << r.out;
+}
+
+TEST(VerifyCli, CostLimitRefusesBeforeRunning) {
+  const Result r =
+      run("verify --max-cost 100 --case-file " + write_case_file("good.json", kGood));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "cost estimate") && contains(r.out, "t/rms")) << r.out;
+}
+
+struct Malformed {
+  const char* name;
+  const char* text;
+  const char* field;     // must appear in the message
+  const char* expected;  // and so must this
+};
+
+class MalformedCase : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedCase, IsExit2NamingFileFieldAndExpectation) {
+  const Malformed& m = GetParam();
+  const std::string f = write_case_file(std::string(m.name) + ".json", m.text);
+  const Result r = run("verify --case-file " + f);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, f)) << r.out;
+  EXPECT_TRUE(contains(r.out, m.field)) << r.out;
+  EXPECT_TRUE(contains(r.out, m.expected)) << r.out;
+  EXPECT_FALSE(contains(r.out, "verify:")) << "nothing may run: " << r.out;
+}
+
+#define CASE(extra) R"({"cases": [{"id": "x", "op": "rmsnorm", "seed": 1, "formats": ["f32"], )" extra "}]}"
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, MalformedCase,
+    ::testing::Values(
+        Malformed{"not_json", "{\"cases\": [", "", "expected JSON"},
+        Malformed{"not_object", "[1, 2]", "", "expected an object"},
+        Malformed{"no_cases", "{\"comment\": \"x\"}", "cases", "expected a list of cases"},
+        Malformed{"top_level_extra", "{\"cases\": [], \"extra\": 1}", "extra",
+                  "unknown top-level field"},
+        Malformed{"unknown_op",
+                  R"({"cases": [{"id": "x", "op": "rmsnrom", "seed": 1, "formats": ["f32"],
+                      "params": {}}]})",
+                  "cases[0].op", "unknown op \"rmsnrom\""},
+        Malformed{"missing_param", CASE(R"("params": {"rows": 2, "d": 64})"),
+                  "cases[0].params.eps", "but it is missing"},
+        Malformed{"unknown_param", CASE(R"("params": {"rows": 2, "d": 64, "eps": 1e-6,
+                  "epsilon": 1})"), "cases[0].params.epsilon", "unknown parameter"},
+        Malformed{"wrong_type", CASE(R"("params": {"rows": "2", "d": 64, "eps": 1e-6})"),
+                  "cases[0].params.rows", "expected an integer"},
+        Malformed{"zero_rows", CASE(R"("params": {"rows": 0, "d": 64, "eps": 1e-6})"),
+                  "cases[0].params.rows", "expected an integer in [1,"},
+        Malformed{"absurd_width", CASE(R"("params": {"rows": 1, "d": 1000000000000, "eps": 0})"),
+                  "cases[0].params.d", "expected an integer in [1,"},
+        Malformed{"negative_eps", CASE(R"("params": {"rows": 1, "d": 8, "eps": -1})"),
+                  "cases[0].params.eps", "expected a finite number in [0.0, 1.0]"},
+        Malformed{"bad_format",
+                  R"({"cases": [{"id": "x", "op": "rmsnorm", "seed": 1, "formats": ["fp32"],
+                      "params": {"rows": 1, "d": 8, "eps": 0}}]})",
+                  "cases[0].formats[0]", "expected a format name"},
+        Malformed{"negative_seed",
+                  R"({"cases": [{"id": "x", "op": "rmsnorm", "seed": -1, "formats": ["f32"],
+                      "params": {"rows": 1, "d": 8, "eps": 0}}]})",
+                  "cases[0].seed", "non-negative integer"},
+        Malformed{"bad_id",
+                  R"({"cases": [{"id": "Has Space", "op": "rmsnorm", "seed": 1,
+                      "formats": ["f32"], "params": {"rows": 1, "d": 8, "eps": 0}}]})",
+                  "cases[0].id", "expected 1 to 120 characters"},
+        Malformed{"duplicate_id",
+                  R"({"cases": [{"id": "x", "op": "relu", "seed": 1, "formats": ["f32"],
+                      "params": {"n": 8}}, {"id": "x", "op": "relu", "seed": 2,
+                      "formats": ["f32"], "params": {"n": 8}}]})",
+                  "cases[1].id", "already used by cases[0]"},
+        Malformed{"unknown_case_field", CASE(R"("params": {"rows": 1, "d": 8, "eps": 0},
+                  "sead": 3)"), "cases[0].sead", "unknown field"},
+        Malformed{"unknown_preset", CASE(R"("params": {"rows": 1, "d": 8, "eps": 0},
+                  "preset": "llama9")"), "cases[0].preset", "unknown key"},
+        Malformed{"override_unknown_input", CASE(R"("params": {"rows": 1, "d": 8, "eps": 0},
+                  "inputs": {"q": {"dist": "normal", "mean": 0, "std": 1}})"),
+                  "cases[0].inputs.q", "not a real input"},
+        Malformed{"override_bad_dist", CASE(R"("params": {"rows": 1, "d": 8, "eps": 0},
+                  "inputs": {"x": {"dist": "cauchy"}})"),
+                  "cases[0].inputs.x.dist", "expected one of"},
+        Malformed{"nonfinite_param", CASE(R"("params": {"rows": 1, "d": 8, "eps": 1e999})"),
+                  "", "expected JSON"}));
+
+#undef CASE
+
+TEST(VerifyCli, AMissingCaseFileIsExit2) {
+  const Result r = run("verify --case-file /nonexistent/cases.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "/nonexistent/cases.json") && contains(r.out, "cannot open"))
+      << r.out;
+}
+
+}  // namespace

@@ -1,0 +1,91 @@
+#include "verify_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "oracle/backend.h"
+#include "oracle/case.h"
+#include "oracle/verify.h"
+
+namespace {
+
+using lmo::oracle::InputError;
+
+std::vector<lmo::ref::Format> parse_formats(const std::vector<std::string>& names) {
+  std::vector<lmo::ref::Format> out;
+  for (const std::string& n : names) {
+    const auto d = lmo::ref::parse_dtype(n);
+    if (!d || !lmo::ref::is_float(*d)) {
+      throw InputError("command line", "--format",
+                       "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" +
+                           n + "\"");
+    }
+    out.push_back(lmo::ref::dtype_format(*d));
+  }
+  return out;
+}
+
+}  // namespace
+
+CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
+  CLI::App* v = app.add_subcommand(
+      "verify", "Run the backends on the cases and judge them against the exact reference");
+  v->add_option("--backend", a.backends,
+                "Backends to run (repeatable; default: every backend of the default run, see "
+                "`lmoracle list`)");
+  v->add_option("--format", a.formats, "Storage formats to run (repeatable; default: the case's)");
+  v->add_option("--filter", a.filter, "Regular expression searched in case IDs");
+  v->add_option("--cases", a.cases_dir, "Folder of case files (default: the built-in cases/)");
+  v->add_option("--case-file", a.case_files, "A case file to run instead (repeatable)");
+  v->add_option("--max-cost", a.max_cost,
+                "Refuse cases whose reference cost estimate exceeds this many operations");
+  v->add_flag("--json", a.json, "Print JSON instead of a table");
+  return v;
+}
+
+int run_verify(const VerifyArgs& a) {
+  using namespace lmo::oracle;
+  std::vector<Case> cases;
+  if (!a.case_files.empty()) {
+    for (const std::string& f : a.case_files) {
+      for (Case& c : load_case_file(f)) cases.push_back(std::move(c));
+    }
+  } else {
+    cases = load_case_dir(a.cases_dir.empty() ? builtin_cases_dir() : a.cases_dir);
+  }
+  VerifyOptions o;
+  o.backends = a.backends;
+  o.formats = parse_formats(a.formats);
+  o.filter = a.filter;
+  if (!(a.max_cost > 0)) {
+    throw InputError("command line", "--max-cost", "expected a positive number");
+  }
+  o.max_cost = a.max_cost;
+  cases = filter_cases(cases, o.filter);
+  const auto all = available_backends();
+  const std::vector<Backend*> backends = select_backends(all, o.backends);
+  check_costs(cases, o);
+
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto progress = [&](int64_t done, int64_t total, const std::string& what) {
+    if (!tty) return;
+    std::fprintf(stderr, "\r\033[K[%lld/%lld] %s", static_cast<long long>(done + 1),
+                 static_cast<long long>(total), what.c_str());
+    std::fflush(stderr);
+  };
+  const VerifyReport r = verify(cases, backends, o, progress);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (a.json) {
+    std::cout << to_json(r).dump(2) << "\n";
+  } else {
+    std::cout << to_table(r);
+    std::printf("\ntime: inputs %.1f s, reference %.1f s, naive runs %.1f s, backends %.1f s, "
+                "judging %.1f s\n",
+                r.times.inputs, r.times.reference, r.times.naive, r.times.backends,
+                r.times.judging);
+    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed\n";
+  }
+  return r.failed > 0 ? 1 : 0;
+}
