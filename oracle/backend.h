@@ -42,6 +42,9 @@ class Backend {
   virtual std::string description() const = 0;
   // Whether `verify` runs it when no --backend is given.
   virtual bool in_default_run() const { return true; }
+  // The format it computes in: the naive-relative policy's yardstick is the reference run in
+  // this format (policy.h). f32 for fast/ and gpu/.
+  virtual ref::Format compute_format() const { return ref::Format::f32; }
   // "" when the backend runs this case in this storage format, else the reason it does not.
   virtual std::string unsupported(const Case& c, const Op& op, ref::Format storage) const = 0;
   // Writes every output (one buffer per OutputDecl, in order, armed by the caller).

@@ -34,6 +34,7 @@ class SimulatedBackend : public Backend {
            " storage only, not in the default run)";
   }
   bool in_default_run() const override { return !narrow(); }
+  ref::Format compute_format() const override { return compute_; }
   std::string unsupported(const Case&, const Op&, ref::Format storage) const override {
     if (narrow() && storage != compute_) {
       return "a naive " + std::string(ref::dtype_name(ref::format_dtype(compute_))) +

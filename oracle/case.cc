@@ -39,7 +39,7 @@ std::string string_field(const nlohmann::json& o, const std::string& file, const
   return v->get<std::string>();
 }
 
-Case parse_case(const nlohmann::json& o, const std::string& file, const std::string& at) {
+Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std::string& at) {
   if (!o.is_object()) throw InputError(file, at, "expected a case object, got " + show(o));
   static const std::vector<std::string> kKeys = {"id",     "op",        "seed",        "formats",
                                                  "params", "preset",    "reduction",   "description",
@@ -123,6 +123,10 @@ Case parse_case(const nlohmann::json& o, const std::string& file, const std::str
 }
 
 }  // namespace
+
+Case parse_case(const nlohmann::json& o, const std::string& file, const std::string& path) {
+  return parse_case_impl(o, file, path);
+}
 
 std::unique_ptr<Op> make_op(const Case& c) {
   const OpInfo* info = find_op(c.op);

@@ -42,6 +42,8 @@ struct Case {
   nlohmann::json source;  // the case object exactly as read
 };
 
+// Parses and checks one case object (file and path are for messages).
+Case parse_case(const nlohmann::json& o, const std::string& file, const std::string& path);
 // Parses and checks one file (every case's op and parameters included).
 std::vector<Case> load_case_file(const std::string& file);
 // Every *.json in dir, in file-name order; IDs must be unique over all of them.

@@ -13,13 +13,16 @@
 //      lies within a small margin of a rounding midpoint": the kernel rounded the other way
 //      because its own tiny error moved the value across the midpoint. midpoint_margin = 0
 //      disables it.
-//  (2) kNaiveRelative, reductions and compositions: for every element i,
-//        |y_i − x_i| ≤ naive_factor · max_j |naive_j − x_j| + output_ulps · ulp(x_i),
-//      x the exact values, naive the outputs of the reference run on the simulated format of
-//      the backend, ulp(x_i) the output format's spacing at x_i (metrics.h ulp_at). With
-//      naive_factor 2 and output_ulps 1/2 this is the FlashAttention rule plus half an ulp of
-//      the output, so the correctly rounded result always passes. The max runs over the tensor
-//      the judge is given (the caller splits rows or heads where it wants them judged apart).
+//  (2) kNaiveRelative, reductions and compositions: with x the exact values and naive the
+//      outputs of the reference run in the backend's compute format (f32 for fast/ and gpu/:
+//      the same formula, every operation rounded once, NOT rounded to the storage format), let
+//        B_i = naive_factor · max_j |naive_j − x_j| + (output_ulps − ½) · ulp(x_i)
+//      (the max over element i's group, judge.h). Element i passes iff it is the rounding to the
+//      output format of some value within B_i of x_i: round(x_i − B_i) ≤ y_i ≤ round(x_i + B_i).
+//      With naive_factor 2 and output_ulps ½ this is the FlashAttention rule (a kernel's
+//      pre-rounding error at most twice the naive kernel's) plus half an ulp of the output, made
+//      exact: the correctly rounded result always passes, and a wrong rounding direction at the
+//      store (bf16 truncation) fails wherever x_i is not within B_i of a midpoint.
 //  (4) kTopKSet, discrete outputs (top-k expert choice): the selected sets are compared; a
 //      backend may select e instead of m only if the exact scores satisfy
 //      s_m − s_e ≤ tie_margin · max_i |s_i| (the row's largest score magnitude).

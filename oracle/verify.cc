@@ -112,7 +112,9 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
     } else {
       JudgeOptions jo;
       jo.group = d.group;
-      if (policy.kind == PolicyKind::kNaiveRelative) jo.naive = ctx.simulated(storage)[k].values;
+      if (policy.kind == PolicyKind::kNaiveRelative) {
+        jo.naive = ctx.simulated(backend.compute_format())[k].values;
+      }
       jo.condition = exact[k].condition;
       v = judge(policy, exact[k].values, bufs[k], jo);
       row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);

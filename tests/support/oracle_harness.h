@@ -1,0 +1,100 @@
+// Runs one case in one storage format through the oracle's own judging (run_and_judge) with a
+// backend made from a function: how the oracle's tests feed it deliberately wrong kernels
+// (mutants) and correct ones.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "oracle/backend.h"
+#include "oracle/case.h"
+#include "oracle/case_inputs.h"
+#include "oracle/verify.h"
+
+namespace lmo::testing {
+
+using Kernel = std::function<oracle::Outputs<double>(const oracle::RunContext&)>;
+
+class FnBackend : public oracle::Backend {
+ public:
+  FnBackend(std::string name, Kernel k) : name_(std::move(name)), kernel_(std::move(k)) {}
+  std::string name() const override { return name_; }
+  std::string description() const override { return "test kernel"; }
+  std::string unsupported(const oracle::Case&, const oracle::Op&, ref::Format) const override {
+    return "";
+  }
+  void run(const oracle::RunContext& ctx, std::vector<oracle::GuardedBuffer>& out) override {
+    oracle::store_outputs(kernel_(ctx), out);
+  }
+
+ private:
+  std::string name_;
+  Kernel kernel_;
+};
+
+class Harness {
+ public:
+  Harness(const nlohmann::json& case_json, ref::Format storage)
+      : c_(oracle::parse_case(case_json, "<test>", "case")),
+        op_(oracle::make_op(c_)),
+        storage_(storage),
+        in_(oracle::make_inputs(c_, *op_, storage)) {}
+
+  const oracle::Case& c() const { return c_; }
+  const oracle::Op& op() const { return *op_; }
+  const oracle::InputSet& inputs() const { return in_; }
+  ref::Format storage() const { return storage_; }
+
+  // The same op with some parameters replaced (a mutant's wrong constant).
+  std::unique_ptr<oracle::Op> op_with(const nlohmann::json& param_changes) const {
+    oracle::Case m = c_;
+    for (auto it = param_changes.begin(); it != param_changes.end(); ++it) {
+      if (it.value().is_null()) {
+        m.params.erase(it.key());
+      } else {
+        m.params[it.key()] = it.value();
+      }
+    }
+    return oracle::make_op(m);
+  }
+
+  oracle::RunContext ctx() {
+    return {c_, *op_, storage_, in_,
+            [this]() -> const oracle::Outputs<ref::mp>& {
+              if (!exact_) exact_ = op_->exact(in_);
+              return *exact_;
+            },
+            [this](ref::Format f) -> const oracle::Outputs<double>& {
+              auto it = sims_.find(f);
+              if (it == sims_.end()) it = sims_.emplace(f, op_->simulated(f, in_)).first;
+              return it->second;
+            }};
+  }
+
+  oracle::VerifyRow judge(const std::string& name, Kernel k) {
+    FnBackend b(name, std::move(k));
+    const oracle::RunContext x = ctx();
+    return oracle::run_and_judge(c_, *op_, storage_, b, x);
+  }
+
+ private:
+  oracle::Case c_;
+  std::unique_ptr<oracle::Op> op_;
+  ref::Format storage_;
+  oracle::InputSet in_;
+  std::optional<oracle::Outputs<ref::mp>> exact_;
+  std::map<ref::Format, oracle::Outputs<double>> sims_;
+};
+
+// A correct kernel: the reference formula computed in f32, each operation rounded once.
+inline oracle::Outputs<double> careful_f32(const oracle::RunContext& ctx) {
+  return ctx.op.simulated(ref::Format::f32, ctx.in);
+}
+
+}  // namespace lmo::testing
