@@ -7,9 +7,10 @@
 //   ref-f32       the reference formula computed in f32, every operation rounded once (what a
 //                 careful f32-compute kernel does): a correct kernel, so it must pass too;
 //   ref-<narrow>  (tf32, bf16, f16, e4m3, e5m2) the naive kernel computing in its own storage
-//                 format: the yardstick of the naive-relative policy. It runs only on its own
-//                 format and is not in the default run: it is expected to fail the elementwise
-//                 ULP policies (that is what makes it naive), so it runs only when asked for;
+//                 format (judged, like every backend, against the naive run in its own compute
+//                 format: policy.h). It runs only on its own format and is not in the default
+//                 run: it is expected to fail the elementwise ULP policies (that is what makes
+//                 it naive), so it runs only when asked for;
 //   fast-<target> and gpu join as their kernels arrive.
 #pragma once
 

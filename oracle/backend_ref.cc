@@ -30,8 +30,8 @@ class SimulatedBackend : public Backend {
       return "the reference formula computed in f32, each operation rounded once: a careful "
              "f32 kernel";
     }
-    return "naive kernel computing in " + f + " (the yardstick of policy 2; runs on " + f +
-           " storage only, not in the default run)";
+    return "naive kernel computing in " + f + " (runs on " + f +
+           " storage only; not in the default run: it fails elementwise policies by design)";
   }
   bool in_default_run() const override { return !narrow(); }
   ref::Format compute_format() const override { return compute_; }

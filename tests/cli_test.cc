@@ -43,6 +43,23 @@ TEST(Cli, ListNamesEveryFormatAndTheSimdAndCudaState) {
   }
 }
 
+TEST(Cli, ListNamesTheOraclesOpsBackendsAndCases) {
+  Result r = run("list --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["cases"].empty());
+  ASSERT_FALSE(j["oracle_ops"].empty());
+  bool ref = false, ref_f32 = false;
+  for (const auto& b : j["backends"]) {
+    ref = ref || (b["name"] == "ref" && b["default"] == true);
+    ref_f32 = ref_f32 || (b["name"] == "ref-f32" && b["default"] == true);
+  }
+  EXPECT_TRUE(ref && ref_f32) << j["backends"].dump();
+  r = run("list");
+  EXPECT_NE(r.out.find("Backends on this machine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rmsnorm/llama3-8b"), std::string::npos) << r.out;
+}
+
 TEST(Cli, ListJsonIsWellFormed) {
   Result r = run("list --json");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "oracle/case.h"
+#include "oracle/listing.h"
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
 #include "verify_command.h"
@@ -14,10 +15,14 @@ namespace {
 
 int run_list(bool json) {
   const lmo::oracle::SystemInfo info = lmo::oracle::system_info();
+  const std::vector<lmo::oracle::Case> cases =
+      lmo::oracle::load_case_dir(lmo::oracle::builtin_cases_dir());
   if (json) {
-    std::cout << lmo::oracle::to_json(info).dump(2) << "\n";
+    nlohmann::json j = lmo::oracle::to_json(info);
+    j.update(lmo::oracle::listing_json(cases));
+    std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << lmo::oracle::to_text(info);
+    std::cout << lmo::oracle::to_text(info) << lmo::oracle::listing_text(cases);
   }
   return 0;
 }
