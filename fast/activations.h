@@ -1,0 +1,22 @@
+// F06 activations, elementwise over n values in storage s (f32 compute, outputs rounded to
+// nearest-even). Mirrors reference/activations.h's default (stable) forms:
+//   relu(x) = max(0, x) (NaN stays NaN, −0 → +0);
+//   gelu(x) = x/2·erfc(−x/√2) with the project's own f32 erfc (fast/math-inl.h, error analysis
+//             there), so GELU keeps full relative accuracy for x ≪ 0;
+//   gelu_tanh(x) = x·sigmoid(2u), u = √(2/π)(x + 0.044715x³), u carried in double-float;
+//   silu(x) = x·sigmoid(x), sigmoid in the overflow-free form.
+#pragma once
+
+#include <cstdint>
+
+#include "fast/storage.h"
+
+namespace lmo::fast {
+
+enum class Activation : uint8_t { relu, gelu, gelu_tanh, silu };
+
+// y[i] = act(x[i]), i < n (x == y allowed). Throws std::invalid_argument for n < 0, a null
+// pointer with n > 0, or an unknown activation.
+void activation(Activation act, Storage s, const void* x, void* y, int64_t n);
+
+}  // namespace lmo::fast

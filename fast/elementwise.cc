@@ -1,0 +1,140 @@
+// The elementwise kernels of fast/activations.h, fast/glu.h and fast/softcap.h. Highway
+// skeleton: compiled once per target (see fast/targets.cc).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "fast/elementwise.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#include "fast/activations.h"
+#include "fast/glu.h"
+#include "fast/math-inl.h"
+#include "fast/softcap.h"
+#include "fast/storage-inl.h"
+#include "fast/threads.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lmo::fast {
+namespace HWY_NAMESPACE {
+
+// Fixed chunks of elements; every element's result depends only on its own inputs.
+constexpr int64_t kGrain = 1 << 14;
+
+template <class Fn>
+void ForActivation(Activation act, const Fn& fn) {
+  switch (act) {
+    case Activation::relu:
+      fn([](auto d, auto v) { return ReluF(d, v); });
+      return;
+    case Activation::gelu:
+      fn([](auto d, auto v) { return GeluF(d, v); });
+      return;
+    case Activation::gelu_tanh:
+      fn([](auto d, auto v) { return GeluTanhF(d, v); });
+      return;
+    case Activation::silu:
+      fn([](auto d, auto v) { return SiluF(d, v); });
+      return;
+  }
+}
+
+void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  WithStorage(s, [&](auto tag) {
+    constexpr Storage S = decltype(tag)::value;
+    const auto* xs = static_cast<const Elem<S>*>(x);
+    auto* ys = static_cast<Elem<S>*>(y);
+    ForActivation(act, [&](auto f) {
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+        MapUnary<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f);
+      });
+    });
+  });
+}
+
+void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n) {
+  const hn::ScalableTag<float> d;
+  WithStorage(s, [&](auto tag) {
+    constexpr Storage S = decltype(tag)::value;
+    const auto* gs = static_cast<const Elem<S>*>(gate);
+    const auto* us = static_cast<const Elem<S>*>(up);
+    auto* hs = static_cast<Elem<S>*>(h);
+    ForActivation(act, [&](auto f) {
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+        MapBinary<S>(d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
+                     [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); });
+      });
+    });
+  });
+}
+
+void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
+  const hn::ScalableTag<float> d;
+  const auto vcap = hn::Set(d, cap);
+  WithStorage(s, [&](auto tag) {
+    constexpr Storage S = decltype(tag)::value;
+    const auto* zs = static_cast<const Elem<S>*>(z);
+    auto* ys = static_cast<Elem<S>*>(y);
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      MapUnary<S>(d, zs + b, ys + b, static_cast<size_t>(e - b),
+                  [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); });
+    });
+  });
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lmo::fast
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <string>
+
+#include "fast/validate.h"
+
+namespace lmo::fast {
+HWY_EXPORT(ActivationImpl);
+HWY_EXPORT(GluImpl);
+HWY_EXPORT(SoftcapImpl);
+
+namespace {
+void check_activation(const char* fn, Activation act) {
+  if (act != Activation::relu && act != Activation::gelu && act != Activation::gelu_tanh &&
+      act != Activation::silu) {
+    throw std::invalid_argument(std::string(fn) + ": activation is " +
+                                std::to_string(static_cast<int>(act)) +
+                                ", expected relu, gelu, gelu_tanh or silu");
+  }
+}
+}  // namespace
+
+void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
+  const char* fn = "activation";
+  check_activation(fn, act);
+  detail::check_storage(fn, s);
+  detail::check_count(fn, "n", n, 0);
+  detail::check_ptr(fn, "x", x, n > 0);
+  detail::check_ptr(fn, "y", y, n > 0);
+  HWY_DYNAMIC_DISPATCH(ActivationImpl)(act, s, x, y, n);
+}
+
+void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n) {
+  const char* fn = "glu_gate";
+  check_activation(fn, act);
+  detail::check_storage(fn, s);
+  detail::check_count(fn, "n", n, 0);
+  detail::check_ptr(fn, "gate", gate, n > 0);
+  detail::check_ptr(fn, "up", up, n > 0);
+  detail::check_ptr(fn, "h", h, n > 0);
+  HWY_DYNAMIC_DISPATCH(GluImpl)(act, s, gate, up, h, n);
+}
+
+void softcap(Storage s, const void* z, void* y, int64_t n, float cap) {
+  const char* fn = "softcap";
+  detail::check_storage(fn, s);
+  detail::check_count(fn, "n", n, 0);
+  detail::check_cap(fn, cap);
+  detail::check_ptr(fn, "z", z, n > 0);
+  detail::check_ptr(fn, "y", y, n > 0);
+  HWY_DYNAMIC_DISPATCH(SoftcapImpl)(s, z, y, n, cap);
+}
+}  // namespace lmo::fast
+#endif  // HWY_ONCE

@@ -1,0 +1,234 @@
+// Per-target f32 elementary functions of the fast kernels, with the special values the
+// reference gives (NaN propagates; exp(+inf) = inf; exp(-inf) = 0) and the accuracy the
+// activation policies need. Highway 1.0.3's contrib Exp is used for the core exponential (its
+// documented error: 1 ulp; here the argument checks it lacks are added); tanh, sigmoid and erfc
+// are written here because Highway's tanh (4 ulp) is too coarse and it has no erf/erfc.
+//
+// Error analysis (u = 2^-24, errors in ulps of the result):
+//  - TanhF: |t| < 0.625: t + t³·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error
+//    1.6e-9, i.e. < 0.01 ulp after the factor t² ≤ 0.39); the sum rounds once: ≤ 0.6 ulp.
+//    |t| ≥ 0.625: e = exp(−2|t|) ≤ 0.29 (1 ulp), (1 − e)/(1 + e): the two sums carry ≤ 0.5 +
+//    0.4 ulp each, the quotient 0.5: ≤ 2.2 ulp.
+//  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
+//    x < 0 the numerator e (1): ≤ 2.5 ulp.
+//  - Erfc (N. Juffa's erfcf after Shepherd & Laframboise, Math. Comp. 36 (1981)):
+//    erfc(a) = r(a)·exp(−a²), r(a) = (1 + p(q))/(1 + 2a), q = (a − 2)/(a + 2), p a degree-9
+//    polynomial; Juffa measured 2.65 ulp with a correctly rounded exp, and our replay with
+//    mpmath measured 2.79 ulp on [−4, 10]. exp(−a²) is evaluated as exp(−s)·(1 + t), s = a²
+//    rounded and t = s − a² exact (an FMA residual, or Dekker's product where the target has no
+//    FMA): without t the rounding of s alone would cost a²/2 ulp (25 ulp at a = 7). With
+//    Highway's 1-ulp exp the bound becomes ≈ 3.3 ulp. The argument a = |x|/√2 of GELU carries
+//    its low part too (a = a_hi + a_lo), folded into t as −2·a_hi·a_lo: erfc's condition number
+//    is ≈ 2a², so a rounded a would cost up to a² ulp.
+#if defined(LMO_FAST_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LMO_FAST_MATH_INL_H_
+#undef LMO_FAST_MATH_INL_H_
+#else
+#define LMO_FAST_MATH_INL_H_
+#endif
+
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lmo::fast {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+HWY_INLINE hn::Vec<D> InfF(D d) {
+  return hn::BitCast(d, hn::Set(hn::RebindToUnsigned<D>(), 0x7F800000u));
+}
+
+// e^x: Highway's Exp (1 ulp on [−FLT_MAX, 104]) plus NaN → NaN and overflow → +inf (Highway
+// returns 0 for NaN and garbage beyond 104). e^x for x ≥ 88.7228394 is above FLT_MAX.
+template <class D, class V>
+HWY_INLINE V ExpF(D d, V x) {
+  V y = hn::Exp(d, x);
+  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.75f)), InfF(d), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// a·b − p exactly, for p = a·b rounded (|a·b| far from overflow): one FMA where the target has
+// it, else Dekker's product with Veltkamp's split (4097 = 2^12 + 1 splits a 24-bit significand
+// into two 12-bit halves whose products are exact).
+template <class D, class V>
+HWY_INLINE V TwoProdLo(D d, V a, V b, V p) {
+#if HWY_NATIVE_FMA
+  (void)d;
+  return hn::MulSub(a, b, p);
+#else
+  const V k = hn::Set(d, 4097.0f);
+  const V ta = hn::Mul(a, k), tb = hn::Mul(b, k);
+  const V ah = hn::Sub(ta, hn::Sub(ta, a)), bh = hn::Sub(tb, hn::Sub(tb, b));
+  const V al = hn::Sub(a, ah), bl = hn::Sub(b, bh);
+  V r = hn::Sub(hn::Mul(ah, bh), p);
+  r = hn::Add(r, hn::Mul(ah, bl));
+  r = hn::Add(r, hn::Mul(al, bh));
+  return hn::Add(r, hn::Mul(al, bl));
+#endif
+}
+
+// tanh(|t|) pieces: tanh and, for the soft-cap gradient, e = exp(−2|t|) (tanh' = 4e/(1 + e)²).
+template <class D, class V>
+HWY_INLINE V TanhAbs(D d, V at, V e) {
+  const V s = hn::Mul(at, at);
+  V p = hn::Set(d, 0.002292744816178142f);
+  p = hn::MulAdd(p, s, hn::Set(d, -0.008343945515839153f));
+  p = hn::MulAdd(p, s, hn::Set(d, 0.02176891865102821f));
+  p = hn::MulAdd(p, s, hn::Set(d, -0.053959259577204544f));
+  p = hn::MulAdd(p, s, hn::Set(d, 0.1333330355691574f));
+  p = hn::MulAdd(p, s, hn::Set(d, -0.3333333317214036f));
+  const V small = hn::MulAdd(hn::Mul(at, s), p, at);
+  const V one = hn::Set(d, 1.0f);
+  const V big = hn::Div(hn::Sub(one, e), hn::Add(one, e));
+  return hn::IfThenElse(hn::Lt(at, hn::Set(d, 0.625f)), small, big);
+}
+
+template <class D, class V>
+HWY_INLINE V TanhF(D d, V t) {
+  const V at = hn::Abs(t);
+  const V e = ExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+  return hn::CopySign(TanhAbs(d, at, e), t);
+}
+
+// Soft-cap z' = cap·tanh(z/cap). For |z| < 2^-40·cap, tanh(t) = t(1 − t²/3 + …) with
+// t²/3 < 2^-81, so the correctly rounded z' is z itself; returning z there also avoids the
+// subnormal quotient z/cap for tiny z, which would lose bits.
+template <class D, class V>
+HWY_INLINE V SoftcapF(D d, V z, V cap) {
+  const V y = hn::Mul(cap, TanhF(d, hn::Div(z, cap)));
+  return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(cap, hn::Set(d, 0x1p-40f))), z, y);
+}
+
+// sigmoid(x) = 1/(1 + e^{−x}) for x ≥ 0, e^{x}/(1 + e^{x}) for x < 0 (the reference's stable
+// form); NaN propagates through e.
+template <class D, class V>
+HWY_INLINE V SigmoidF(D d, V x) {
+  const V one = hn::Set(d, 1.0f);
+  const V e = ExpF(d, hn::Neg(hn::Abs(x)));
+  return hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, one), hn::Add(one, e));
+}
+
+// erfc(a) for a = a_hi + a_lo ≥ 0 (a_lo tiny), returned as r·(1 + t) and s: erfc(a) ≈
+// r·(1 + t)·exp(−s). The caller applies exp(−s) so that it can avoid an early underflow.
+template <class D, class V>
+HWY_INLINE void ErfcParts(D d, V a, V a_lo, V& scaled, V& s) {
+  const V one = hn::Set(d, 1.0f), two = hn::Set(d, 2.0f);
+  // q = (a − 2)/(a + 2), then corrected by the residual of the division.
+  V p = hn::Add(a, two);
+  V r = hn::Div(one, p);
+  V q = hn::MulAdd(hn::Set(d, -4.0f), r, one);
+  V t = hn::MulAdd(hn::Add(q, one), hn::Set(d, -2.0f), a);  // a − 2(q + 1), exact product
+  const V aq = hn::Mul(a, q);
+  V e = hn::Sub(hn::Sub(t, aq), TwoProdLo(d, a, q, aq));  // t − a·q
+  q = hn::MulAdd(r, e, q);
+  // (1 + 2a)·exp(a²)·erfc(a) ≈ 1 + p(q), q in [−1, 0.668] for a in [0, 10.05].
+  p = hn::Set(d, -4.01139259e-4f);
+  p = hn::MulAdd(p, q, hn::Set(d, -1.23075210e-3f));
+  p = hn::MulAdd(p, q, hn::Set(d, 1.31355342e-3f));
+  p = hn::MulAdd(p, q, hn::Set(d, 8.63227434e-3f));
+  p = hn::MulAdd(p, q, hn::Set(d, -8.05991981e-3f));
+  p = hn::MulAdd(p, q, hn::Set(d, -5.42046614e-2f));
+  p = hn::MulAdd(p, q, hn::Set(d, 1.64055392e-1f));
+  p = hn::MulAdd(p, q, hn::Set(d, -1.66031361e-1f));
+  p = hn::MulAdd(p, q, hn::Set(d, -9.27639827e-2f));
+  p = hn::MulAdd(p, q, hn::Set(d, 2.76978403e-1f));
+  // (1 + p)/(1 + 2a), with one residual correction.
+  r = hn::Mul(hn::Div(one, hn::Add(a, hn::Set(d, 0.5f))), hn::Set(d, 0.5f));
+  q = hn::MulAdd(p, r, r);
+  t = hn::Add(q, q);
+  const V ta = hn::Mul(t, a);
+  e = hn::Add(hn::Sub(p, q), hn::Sub(hn::Sub(one, ta), TwoProdLo(d, t, a, ta)));  // 1 − t·a
+  r = hn::MulAdd(e, r, q);
+  // exp(−a²) = exp(−s)·(1 + t), t = s − a² = (s − a_hi²) − 2·a_hi·a_lo.
+  s = hn::Mul(a, a);
+  t = hn::Sub(hn::Neg(TwoProdLo(d, a, a, s)), hn::Mul(hn::Add(a, a), a_lo));
+  scaled = hn::MulAdd(r, t, r);
+}
+
+// GELU(x) = x/2·erfc(−x/√2) (the reference's stable form).
+template <class D, class V>
+HWY_INLINE V GeluF(D d, V x) {
+  const V half_x = hn::Mul(x, hn::Set(d, 0.5f));
+  const V ax = hn::Abs(x);
+  // 1/√2 = kC + kCLo, kC = 0x3F3504F3.
+  const V c = hn::Set(d, 0.707106769084930419921875f);
+  const V a = hn::Mul(ax, c);
+  const V a_lo = hn::MulAdd(ax, hn::Set(d, 1.2101617485882343e-08f), TwoProdLo(d, ax, c, a));
+  V scaled, s;
+  ErfcParts(d, a, a_lo, scaled, s);
+  const V zero = hn::Zero(d);
+  // x < 0: x/2·erfc(a) = (x/2·scaled)·exp(−s). Where exp(−s) would be subnormal (s > 80),
+  // exp(−s/2) is applied twice so that only the last product rounds into the subnormal range.
+  const V head = hn::Mul(half_x, scaled);
+  const V whole = hn::Mul(head, ExpF(d, hn::Neg(s)));
+  const V h = ExpF(d, hn::Mul(s, hn::Set(d, -0.5f)));
+  const V split = hn::Mul(hn::Mul(head, h), h);
+  V neg = hn::IfThenElse(hn::Gt(s, hn::Set(d, 80.0f)), split, whole);
+  // a > 20: erfc(a) = 0 in f32 after the factor x/2; x/2·0 keeps −0 and makes −inf·0 = NaN, as
+  // the reference computes.
+  const auto far = hn::Gt(a, hn::Set(d, 20.0f));
+  neg = hn::IfThenElse(far, hn::Mul(half_x, zero), neg);
+  // x ≥ 0: x/2·(2 − erfc(a)).
+  const V erfc_a = hn::IfThenElse(far, zero, hn::Mul(scaled, ExpF(d, hn::Neg(s))));
+  const V pos = hn::Mul(half_x, hn::Sub(hn::Set(d, 2.0f), erfc_a));
+  const V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// GELU-tanh(x) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³) (the reference's stable form).
+// For x < 0 sigmoid(v) ≈ e^{v} has relative condition |v|, so v = 2u is carried as a
+// double-float v_hi + v_lo (each product with its exact residual) and e^{v} = e^{v_hi}·(1 + v_lo).
+template <class D, class V>
+HWY_INLINE V GeluTanhF(D d, V x) {
+  const V one = hn::Set(d, 1.0f), zero = hn::Zero(d);
+  const V ch = hn::Set(d, 0.044714998453855515f), cl = hn::Set(d, 1.5461444347053543e-09f);
+  const V kh = hn::Set(d, 1.5957691669464111f), kl = hn::Set(d, -4.534068054340423e-08f);  // 2√(2/π)
+  const V x2 = hn::Mul(x, x);
+  const V x2l = TwoProdLo(d, x, x, x2);
+  const V w = hn::Mul(ch, x2);
+  const V wl = hn::Add(TwoProdLo(d, ch, x2, w), hn::MulAdd(ch, x2l, hn::Mul(cl, x2)));
+  // 1 + w with its rounding error (w ≥ 0, so |1| ≥ … only when w ≤ 1: use the general TwoSum).
+  const V sh = hn::Add(one, w);
+  const V bb = hn::Sub(sh, one);
+  const V sl = hn::Add(hn::Add(hn::Sub(one, hn::Sub(sh, bb)), hn::Sub(w, bb)), wl);
+  const V mh = hn::Mul(x, sh);
+  const V ml = hn::MulAdd(x, sl, TwoProdLo(d, x, sh, mh));
+  const V vh = hn::Mul(kh, mh);
+  const V vl = hn::Add(TwoProdLo(d, kh, mh, vh), hn::MulAdd(kh, ml, hn::Mul(kl, mh)));
+  // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}).
+  const V ev = ExpF(d, vh);
+  const V en = hn::MulAdd(ev, vl, ev);
+  V neg = hn::Mul(x, hn::Div(en, hn::Add(one, en)));
+  // v < −80: e^{v} < 2^-115 would be subnormal and 1 + e^{v} = 1; apply e^{v/2} twice so that
+  // only the last product rounds into the subnormal range.
+  const V h = ExpF(d, hn::Mul(vh, hn::Set(d, 0.5f)));
+  const V split = hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h);
+  neg = hn::IfThenElse(hn::Lt(vh, hn::Set(d, -80.0f)), split, neg);
+  const V pos = hn::Mul(x, hn::Div(one, hn::Add(one, ExpF(d, hn::Neg(vh)))));
+  V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
+  // x < −20: sigmoid(v) underflows (v < −500); x·0 keeps −0 and gives NaN for −inf, as the
+  // reference computes (and keeps the residual arithmetic away from x² overflow).
+  y = hn::IfThenElse(hn::Lt(x, hn::Set(d, -20.0f)), hn::Mul(x, zero), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// SiLU(x) = x·sigmoid(x).
+template <class D, class V>
+HWY_INLINE V SiluF(D d, V x) {
+  return hn::Mul(x, SigmoidF(d, x));
+}
+
+// ReLU(x) = max(0, x); NaN stays NaN, −0 becomes +0.
+template <class D, class V>
+HWY_INLINE V ReluF(D d, V x) {
+  const V y = hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lmo::fast
+HWY_AFTER_NAMESPACE();
+
+#endif  // LMO_FAST_MATH_INL_H_

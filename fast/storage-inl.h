@@ -1,0 +1,198 @@
+// Per-target SIMD helpers shared by every fast kernel family: loads of a storage format into f32
+// vectors and rounded stores back (the vector twins of fast/storage.h, bit for bit the same
+// results), whole-array loops whose tail runs through the same vector code (so an element's
+// result never depends on where a chunk or row ends), and the storage dispatch.
+//
+// Included once per Highway target (the toggle guard below) from a kernel .cc after
+// foreach_target.h.
+#if defined(LMO_FAST_STORAGE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LMO_FAST_STORAGE_INL_H_
+#undef LMO_FAST_STORAGE_INL_H_
+#else
+#define LMO_FAST_STORAGE_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "fast/storage.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace lmo::fast {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <Storage S>
+using Elem = std::conditional_t<S == Storage::f32, float, uint16_t>;
+
+template <Storage S>
+using StorageTag = std::integral_constant<Storage, S>;
+
+// Calls f(StorageTag<s>{}) so that kernels are compiled once per storage format.
+template <class F>
+HWY_INLINE void WithStorage(Storage s, F&& f) {
+  switch (s) {
+    case Storage::f32:
+      f(StorageTag<Storage::f32>{});
+      return;
+    case Storage::bf16:
+      f(StorageTag<Storage::bf16>{});
+      return;
+    case Storage::f16:
+      f(StorageTag<Storage::f16>{});
+      return;
+  }
+}
+
+// The f16 conversions of fast/storage.h on vectors (used where the target has no F16C).
+template <class D>
+HWY_INLINE hn::Vec<D> F32FromF16Bits(D d, hn::Vec<hn::RebindToUnsigned<D>> h) {
+  const hn::RebindToUnsigned<D> du;
+  const auto shifted_exp = hn::Set(du, 0x7C00u << 13);
+  auto o = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7FFFu)));
+  const auto exp = hn::And(o, shifted_exp);
+  o = hn::Add(o, hn::Set(du, (127u - 15u) << 23));
+  const auto inf_nan = hn::Add(o, hn::Set(du, (128u - 16u) << 23));
+  const auto sub = hn::BitCast(
+      du, hn::Sub(hn::BitCast(d, hn::Add(o, hn::Set(du, 1u << 23))),
+                  hn::BitCast(d, hn::Set(du, 113u << 23))));
+  o = hn::IfThenElse(hn::Eq(exp, shifted_exp), inf_nan, o);
+  o = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), sub, o);
+  return hn::BitCast(d, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
+}
+
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> F16BitsFromF32(D d, hn::Vec<D> f) {
+  // Comparisons run on the sign-cleared pattern as int32 (SSE4 has no unsigned compares).
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  auto u = hn::BitCast(du, f);
+  const auto sign = hn::And(u, hn::Set(du, 0x80000000u));
+  u = hn::Xor(u, sign);
+  const auto ui = hn::BitCast(di, u);
+  const auto big = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ui, hn::Set(di, 0x7F800000))),
+                                  hn::Set(du, 0x7E00u), hn::Set(du, 0x7C00u));
+  const auto magic = hn::Set(du, 126u << 23);
+  const auto small =
+      hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, u), hn::BitCast(d, magic))), magic);
+  const auto odd = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
+  const auto normal = hn::ShiftRight<13>(
+      hn::Add(hn::Add(u, hn::Set(du, ((15u - 127u) << 23) + 0xFFFu)), odd));
+  auto o = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ui, hn::Set(di, 113 << 23))), small, normal);
+  o = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ui, hn::Set(di, ((127 + 16) << 23) - 1))), big, o);
+  return hn::Or(o, hn::ShiftRight<16>(sign));
+}
+
+// bf16 pattern of f rounded to nearest-even (fast/storage.h bf16_from_f32), in 32-bit lanes.
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16BitsFromF32(D /*d*/, hn::Vec<D> f) {
+  const hn::RebindToUnsigned<D> du;
+  const auto b = hn::BitCast(du, f);
+  const auto lsb = hn::And(hn::ShiftRight<16>(b), hn::Set(du, 1u));
+  const auto rounded = hn::ShiftRight<16>(hn::Add(b, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
+  const auto quiet = hn::Or(hn::ShiftRight<16>(b), hn::Set(du, 0x40u));
+  return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(f)), quiet, rounded);
+}
+
+// Lanes(d) elements at p, as f32.
+template <Storage S, class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const Elem<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::f32) {
+    return hn::LoadU(d, p);
+  } else {
+    const hn::Rebind<uint16_t, D> d16;
+    const hn::RebindToUnsigned<D> du;
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, p));
+    if constexpr (S == Storage::bf16) {
+      return hn::BitCast(d, hn::ShiftLeft<16>(h));
+    } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+      // F16C's vcvtph2ps: exact, including subnormals, inf and NaN.
+      const hn::Rebind<hwy::float16_t, D> df16;
+      return hn::PromoteTo(d, hn::LoadU(df16, reinterpret_cast<const hwy::float16_t*>(p)));
+#else
+      return F32FromF16Bits(d, h);
+#endif
+    }
+  }
+}
+
+// Stores Lanes(d) elements of v, rounded to nearest-even in S.
+template <Storage S, class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::f32) {
+    hn::StoreU(v, d, p);
+  } else {
+    const hn::Rebind<uint16_t, D> d16;
+    const hn::RebindToSigned<D> di;
+    if constexpr (S == Storage::bf16) {
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, Bf16BitsFromF32(d, v))), d16, p);
+    } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+      // F16C's vcvtps2ph with an immediate rounding mode of 0: round to nearest-even.
+      const hn::Rebind<hwy::float16_t, D> df16;
+      hn::StoreU(hn::DemoteTo(df16, v), df16, reinterpret_cast<hwy::float16_t*>(p));
+#else
+      hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, F16BitsFromF32(d, v))), d16, p);
+#endif
+    }
+  }
+}
+
+// The first count (< Lanes(d)) elements at p, the other lanes set to fill.
+template <Storage S, class D>
+HWY_INLINE hn::Vec<D> LoadTailF(D d, const Elem<S>* HWY_RESTRICT p, size_t count, float fill) {
+  constexpr size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  HWY_ALIGN Elem<S> buf[kMax];
+  const Elem<S> f = std::is_same_v<Elem<S>, float>
+                        ? static_cast<Elem<S>>(fill)
+                        : static_cast<Elem<S>>(S == Storage::bf16 ? bf16_from_f32(fill)
+                                                                  : f16_from_f32(fill));
+  for (size_t i = 0; i < kMax; ++i) buf[i] = f;
+  std::memcpy(buf, p, count * sizeof(Elem<S>));
+  return LoadF<S>(d, buf);
+}
+
+// Stores the first count (< Lanes(d)) lanes of v.
+template <Storage S, class D>
+HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t count) {
+  constexpr size_t kMax = HWY_MAX_BYTES / sizeof(float);
+  HWY_ALIGN Elem<S> buf[kMax];
+  StoreF<S>(d, v, buf);
+  std::memcpy(p, buf, count * sizeof(Elem<S>));
+}
+
+// y[i] = fn(d, x[i]) for i < n, every element through the same vector code.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapUnary(D d, const Elem<S>* HWY_RESTRICT x, Elem<S>* HWY_RESTRICT y, size_t n,
+                         const Fn& fn) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreF<S>(d, fn(d, LoadF<S>(d, x + i)), y + i);
+  if (i < n) StoreTailF<S>(d, fn(d, LoadTailF<S>(d, x + i, n - i, 0.0f)), y + i, n - i);
+}
+
+// y[i] = fn(d, a[i], b[i]) for i < n.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY_RESTRICT b,
+                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn) {
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    StoreF<S>(d, fn(d, LoadF<S>(d, a + i), LoadF<S>(d, b + i)), y + i);
+  }
+  if (i < n) {
+    const auto va = LoadTailF<S>(d, a + i, n - i, 0.0f);
+    const auto vb = LoadTailF<S>(d, b + i, n - i, 0.0f);
+    StoreTailF<S>(d, fn(d, va, vb), y + i, n - i);
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace lmo::fast
+HWY_AFTER_NAMESPACE();
+
+#endif  // LMO_FAST_STORAGE_INL_H_

@@ -1,0 +1,53 @@
+// Argument checks shared by the fast kernels' entry points: every violation throws
+// std::invalid_argument naming the function, the parameter, its value and the expectation.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "fast/storage.h"
+
+namespace lmo::fast::detail {
+
+inline void check_storage(const char* fn, Storage s) {
+  if (s != Storage::f32 && s != Storage::bf16 && s != Storage::f16) {
+    throw std::invalid_argument(std::string(fn) + ": storage is " +
+                                std::to_string(static_cast<int>(s)) +
+                                ", expected f32, bf16 or f16");
+  }
+}
+
+// count >= min.
+inline void check_count(const char* fn, const char* name, int64_t count, int64_t min) {
+  if (count < min) {
+    throw std::invalid_argument(std::string(fn) + ": " + name + " is " + std::to_string(count) +
+                                ", expected >= " + std::to_string(min));
+  }
+}
+
+// A pointer that must be non-null when the call touches any element.
+inline void check_ptr(const char* fn, const char* name, const void* p, bool needed) {
+  if (needed && p == nullptr) {
+    throw std::invalid_argument(std::string(fn) + ": " + name + " is null");
+  }
+}
+
+// eps: finite and >= 0.
+inline void check_eps(const char* fn, float eps) {
+  if (!(eps >= 0.0f) || std::isinf(eps)) {
+    throw std::invalid_argument(std::string(fn) + ": eps is " + std::to_string(eps) +
+                                ", expected a finite eps >= 0");
+  }
+}
+
+// A soft-cap: finite and > 0.
+inline void check_cap(const char* fn, float cap) {
+  if (!(cap > 0.0f) || std::isinf(cap)) {
+    throw std::invalid_argument(std::string(fn) + ": cap is " + std::to_string(cap) +
+                                ", expected a finite cap > 0");
+  }
+}
+
+}  // namespace lmo::fast::detail

@@ -1,0 +1,136 @@
+// fast/activations.h, fast/glu.h and fast/softcap.h against reference/activations.h,
+// reference/ffn.h glu_gate and reference/softmax.h softcap: the exact mp value of every element
+// on the same stored inputs, judged with the policy table's ulp rows (relu, gelu, gelu_tanh,
+// silu, reglu/geglu/swiglu_gate, softcap) on every storage format and supported target. Inputs:
+// N(0, 3) values plus a wide sweep (down to the underflow of GELU's tail) and the special
+// values (±0, ±inf, NaN, subnormals, ±max).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "fast/activations.h"
+#include "fast/glu.h"
+#include "fast/softcap.h"
+#include "reference/activations.h"
+#include "reference/softmax.h"
+#include "tests/support/fast_cases.h"
+
+namespace lmo::fast {
+namespace {
+
+using namespace lmo::testdata;
+using ref::mp;
+
+const char* op_name(Activation a) {
+  switch (a) {
+    case Activation::relu:
+      return "relu";
+    case Activation::gelu:
+      return "gelu";
+    case Activation::gelu_tanh:
+      return "gelu_tanh";
+    case Activation::silu:
+      return "silu";
+  }
+  return "?";
+}
+const char* gate_name(Activation a) {
+  return a == Activation::relu ? "reglu_gate" : a == Activation::silu ? "swiglu_gate" : "geglu_gate";
+}
+ref::Activation ref_kind(Activation a) {
+  return a == Activation::relu        ? ref::Activation::kReLU
+         : a == Activation::gelu      ? ref::Activation::kGELU
+         : a == Activation::gelu_tanh ? ref::Activation::kGELUTanh
+                                      : ref::Activation::kSiLU;
+}
+
+// 4 × 4096 normal values (σ = 3), then a sweep of [-40, 40] in steps of 1/64 rounded to the
+// storage, then every special value; n is deliberately not a multiple of any vector width.
+ref::Tensor inputs(uint64_t seed, const char* name, Storage s) {
+  const ref::Tensor base = fast_normal(seed, name, s, {4 * 4096}, 0.0, 3.0);
+  const int64_t sweep = 80 * 64 + 1;
+  const int64_t specials = static_cast<int64_t>(std::size(oracle::kAllSpecials));
+  ref::Tensor t(dtype_of(s), {base.numel() + sweep + specials});
+  for (int64_t i = 0; i < base.numel(); ++i) t.set_bits(i, base.bits(i));
+  for (int64_t j = 0; j < sweep; ++j) t.set(base.numel() + j, -40.0 + static_cast<double>(j) / 64);
+  for (int64_t k = 0; k < specials; ++k) {
+    t.set_bits(base.numel() + sweep + k, oracle::special_bits(format_of(s), oracle::kAllSpecials[k]));
+  }
+  return t;
+}
+
+TEST(FastActivations, EveryActivationStorageAndTarget) {
+  for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                       Activation::silu}) {
+    for (Storage s : kAllStorages) {
+      const ref::Tensor x = inputs(31, "x", s);
+      std::vector<mp> exact;
+      for (const mp& v : values_as<mp>(x)) exact.push_back(ref::activate(ref_kind(a), v));
+      oracle::GuardedBuffer y(dtype_of(s), {x.numel()});
+      for_each_target([&](const std::string& target) {
+        y.arm();
+        activation(a, s, x.bytes().data(), y.data(), x.numel());
+        expect_judged(op_name(a), "", exact, y, {}, target + " " + std::string(storage_name(s)));
+      });
+      expect_thread_invariant(
+          [&] {
+            y.arm();
+            activation(a, s, x.bytes().data(), y.data(), x.numel());
+            return bytes_of(y);
+          },
+          op_name(a));
+    }
+  }
+}
+
+TEST(FastGlu, EveryGateStorageAndTarget) {
+  for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh,
+                       Activation::silu}) {
+    for (Storage s : kAllStorages) {
+      const ref::Tensor g = inputs(32, "gate", s);
+      const ref::Tensor u = fast_normal(32, "up", s, {g.numel()}, 0.0, 1.0);
+      const std::vector<mp> gv = values_as<mp>(g), uv = values_as<mp>(u);
+      std::vector<mp> exact(gv.size());
+      for (size_t i = 0; i < gv.size(); ++i) exact[i] = ref::activate(ref_kind(a), gv[i]) * uv[i];
+      oracle::GuardedBuffer h(dtype_of(s), {g.numel()});
+      for_each_target([&](const std::string& target) {
+        h.arm();
+        glu_gate(a, s, g.bytes().data(), u.bytes().data(), h.data(), g.numel());
+        expect_judged(gate_name(a), "", exact, h, {},
+                      target + " " + std::string(storage_name(s)) + " " + op_name(a));
+      });
+    }
+  }
+}
+
+TEST(FastSoftcap, EveryStorageAndTarget) {
+  for (float cap : {30.0f, 50.0f, 1.0f}) {
+    for (Storage s : kAllStorages) {
+      const ref::Tensor z = inputs(33, "z", s);
+      std::vector<mp> exact;
+      for (const mp& v : values_as<mp>(z)) exact.push_back(ref::softcap(v, mp(cap)));
+      oracle::GuardedBuffer y(dtype_of(s), {z.numel()});
+      for_each_target([&](const std::string& target) {
+        y.arm();
+        softcap(s, z.bytes().data(), y.data(), z.numel(), cap);
+        expect_judged("softcap", "", exact, y, {},
+                      target + " " + std::string(storage_name(s)) + " cap " + std::to_string(cap));
+      });
+    }
+  }
+}
+
+TEST(FastActivations, Validation) {
+  float x[2] = {1, 2};
+  EXPECT_THROW(activation(static_cast<Activation>(9), Storage::f32, x, x, 2),
+               std::invalid_argument);
+  EXPECT_THROW(activation(Activation::gelu, Storage::f32, x, nullptr, 2), std::invalid_argument);
+  EXPECT_THROW(glu_gate(Activation::silu, Storage::f32, x, nullptr, x, 2), std::invalid_argument);
+  EXPECT_THROW(softcap(Storage::f32, x, x, 2, 0.0f), std::invalid_argument);
+  EXPECT_THROW(softcap(Storage::f32, x, x, 2, INFINITY), std::invalid_argument);
+  EXPECT_THROW(softcap(Storage::f32, x, x, -1, 1.0f), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lmo::fast

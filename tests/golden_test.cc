@@ -1,0 +1,203 @@
+// Golden files: content and layout, byte-identical across runs and thread counts, re-runs skip
+// up-to-date files, sharding (N = 3) and merging give the single run file for file, and `check`
+// grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused).
+#include "oracle/golden.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "oracle/check.h"
+#include "oracle/golden_content.h"
+#include "oracle/sha256.h"
+#include "reference/parallel.h"
+
+namespace lmo::oracle {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<Case> test_cases() {
+  const json file = json::parse(R"({"cases": [
+    {"id": "g/rms", "op": "rmsnorm", "seed": 1, "formats": ["bf16", "f32", "f16"],
+     "params": {"rows": 3, "d": 64, "eps": 1e-6}},
+    {"id": "g/gelu", "op": "gelu", "seed": 2, "formats": ["f32", "bf16"], "params": {"n": 300}},
+    {"id": "g/ce", "op": "cross_entropy", "seed": 3, "formats": ["bf16"],
+     "params": {"rows": 2, "vocab": 500, "z_loss": 1e-4, "softcap": 30}},
+    {"id": "g/softmax", "op": "softmax", "seed": 4, "formats": ["f16"],
+     "params": {"rows": 2, "n": 100}},
+    {"id": "g/silu", "op": "silu", "seed": 5, "formats": ["bf16"], "params": {"n": 64}}]})");
+  std::vector<Case> out;
+  for (size_t i = 0; i < file["cases"].size(); ++i) {
+    out.push_back(parse_case(file["cases"][i], "<test>", "cases[" + std::to_string(i) + "]"));
+  }
+  return out;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() /
+                     ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Golden, FileHoldsInputsOutputsPerFormatF64AndMetadata) {
+  const Case c = test_cases()[0];
+  const SafetensorsContent g = golden_content(c);
+  for (const char* k : {"in.x", "in.gamma", "out.y.bf16", "out.y.f32", "out.y.f16", "out.y.f64"}) {
+    EXPECT_TRUE(g.tensors.count(k)) << k;
+  }
+  EXPECT_EQ(g.tensors.at("in.x").dtype(), ref::DType::bf16);  // the first format
+  EXPECT_EQ(g.tensors.at("out.y.f16").dtype(), ref::DType::f16);
+  EXPECT_EQ(g.metadata.at("input_format"), "bf16");
+  EXPECT_EQ(json::parse(g.metadata.at("case"))["id"], "g/rms");
+  EXPECT_EQ(json::parse(g.metadata.at("policy"))["y"]["kind"], "naive_relative");
+  EXPECT_TRUE(g.metadata.count("version") && g.metadata.count("reference"));
+  // bf16 inputs are exact in f32, so out.y.f32 is the f64 values rounded to f32 (the exact
+  // values are the same); a direct check of correct rounding against the exact mp run.
+  const auto op = make_op(c);
+  InputSet in;
+  in.add("x", g.tensors.at("in.x"));
+  in.add("gamma", g.tensors.at("in.gamma"));
+  const Outputs<ref::mp> exact = op->exact(in);
+  const ref::Tensor& f32 = g.tensors.at("out.y.f32");
+  for (int64_t i = 0; i < f32.numel(); ++i) {
+    ASSERT_EQ(f32.bits(i), ref::encode(ref::Format::f32, exact[0].values[static_cast<size_t>(i)]))
+        << i;
+  }
+}
+
+TEST(Golden, ByteIdenticalAcrossRunsAndThreadCounts) {
+  const std::vector<Case> cases = test_cases();
+  const fs::path a = fresh_dir("t1"), b = fresh_dir("t2");
+  ref::set_reference_threads(1);
+  write_golden(cases, a, {});
+  ref::set_reference_threads(2);
+  write_golden(cases, b, {});
+  ref::set_reference_threads(0);
+  for (const Case& c : cases) {
+    const std::string f = golden_file_name(c.id);
+    EXPECT_EQ(bytes_of(a / f), bytes_of(b / f)) << f;
+  }
+  EXPECT_EQ(bytes_of(a / "manifest.json"), bytes_of(b / "manifest.json"));
+  // The manifest's hashes are the files' hashes.
+  const json m = json::parse(bytes_of(a / "manifest.json"));
+  ASSERT_EQ(m["files"].size(), cases.size());
+  for (const auto& e : m["files"]) {
+    const std::string bytes = bytes_of(a / e["file"].get<std::string>());
+    EXPECT_EQ(e["sha256"], to_hex(sha256(std::string_view(bytes))));
+  }
+}
+
+TEST(Golden, ReRunSkipsUpToDateFilesAndRewritesChangedOnes) {
+  const std::vector<Case> cases = test_cases();
+  const fs::path d = fresh_dir("rerun");
+  write_golden(cases, d, {});
+  std::vector<GoldenEntry> again = write_golden(cases, d, {});
+  for (const GoldenEntry& e : again) EXPECT_TRUE(e.skipped) << e.case_id;
+  // A damaged file is rewritten.
+  std::ofstream(d / golden_file_name("g/silu"), std::ios::binary | std::ios::trunc) << "junk";
+  again = write_golden(cases, d, {});
+  for (const GoldenEntry& e : again) EXPECT_EQ(e.skipped, e.case_id != "g/silu") << e.case_id;
+  EXPECT_NE(bytes_of(d / golden_file_name("g/silu")), "junk");
+  // No temporary files are left behind.
+  for (const fs::directory_entry& f : fs::directory_iterator(d)) {
+    EXPECT_EQ(f.path().string().find(".tmp"), std::string::npos) << f.path();
+  }
+}
+
+TEST(Golden, ThreeShardsMergedEqualOneRunFileForFile) {
+  const std::vector<Case> cases = test_cases();
+  const fs::path one = fresh_dir("one");
+  write_golden(cases, one, {});
+  std::vector<fs::path> dirs;
+  size_t total = 0;
+  for (int64_t i = 0; i < 3; ++i) {
+    dirs.push_back(fresh_dir("shard" + std::to_string(i)));
+    total += write_golden(cases, dirs.back(), GoldenShard{i, 3}).size();
+    EXPECT_TRUE(fs::exists(dirs.back() / ("manifest-" + std::to_string(i) + "-of-3.json")));
+  }
+  EXPECT_EQ(total, cases.size());  // a partition
+  EXPECT_EQ(merge_golden(dirs), static_cast<int64_t>(cases.size()));
+  EXPECT_EQ(bytes_of(dirs[0] / "manifest.json"), bytes_of(one / "manifest.json"));
+  for (const Case& c : cases) {
+    const std::string f = golden_file_name(c.id);
+    EXPECT_EQ(bytes_of(dirs[0] / f), bytes_of(one / f)) << f;
+  }
+  // A missing shard is refused.
+  const fs::path lone = fresh_dir("lone");
+  write_golden(cases, lone, GoldenShard{1, 3});
+  EXPECT_THROW(merge_golden({lone}), InputError);
+}
+
+TEST(Golden, ShardSyntaxIsChecked) {
+  EXPECT_EQ(parse_shard("2/3").index, 2);
+  for (const char* bad : {"3/3", "-1/3", "1", "a/b", "1/0", "1/3x"}) {
+    EXPECT_THROW(parse_shard(bad), InputError) << bad;
+  }
+}
+
+// A kernel's outputs: the golden out.<name>.<format> themselves pass; the same values truncated
+// to bf16 fail; a missing or misshapen tensor is refused.
+TEST(Check, GradesKernelOutputsAgainstAGoldenFile) {
+  const fs::path d = fresh_dir("check");
+  write_golden({test_cases()[0]}, d, {});
+  const fs::path golden = d / golden_file_name("g/rms");
+  const SafetensorsContent g = read_safetensors(golden);
+  SafetensorsContent actual;
+  actual.tensors.emplace("out.y", g.tensors.at("out.y.bf16"));
+  write_safetensors(d / "good.safetensors", actual);
+  CheckReport r = check_golden(golden, d / "good.safetensors");
+  EXPECT_TRUE(r.pass) << to_text(r);
+  // Truncation instead of rounding: rebuild bf16 from the f32 golden values by chopping.
+  ref::Tensor chopped(ref::DType::bf16, g.tensors.at("out.y.f32").shape());
+  const ref::Tensor& f32 = g.tensors.at("out.y.f32");
+  for (int64_t i = 0; i < f32.numel(); ++i) chopped.set_bits(i, f32.bits(i) >> 16);
+  actual.tensors.clear();
+  actual.tensors.emplace("out.y", chopped);
+  write_safetensors(d / "bad.safetensors", actual);
+  r = check_golden(golden, d / "bad.safetensors");
+  EXPECT_FALSE(r.pass) << to_text(r);
+  EXPECT_GT(r.outputs[0].verdict.failed, 0);
+  // Missing tensor; wrong shape; a format the golden file lacks.
+  actual.tensors.clear();
+  actual.tensors.emplace("out.z", chopped);
+  write_safetensors(d / "missing.safetensors", actual);
+  EXPECT_THROW(check_golden(golden, d / "missing.safetensors"), InputError);
+  actual.tensors.clear();
+  actual.tensors.emplace("out.y", ref::Tensor(ref::DType::bf16, {3, 63}));
+  write_safetensors(d / "shape.safetensors", actual);
+  EXPECT_THROW(check_golden(golden, d / "shape.safetensors"), InputError);
+  actual.tensors.clear();
+  actual.tensors.emplace("out.y", ref::Tensor(ref::DType::e4m3, {3, 64}));
+  write_safetensors(d / "fmt.safetensors", actual);
+  EXPECT_THROW(check_golden(golden, d / "fmt.safetensors"), InputError);
+}
+
+TEST(Check, RefusesAnEditedGoldenFile) {
+  const fs::path d = fresh_dir("edited");
+  write_golden({test_cases()[4]}, d, {});
+  const fs::path golden = d / golden_file_name("g/silu");
+  SafetensorsContent g = read_safetensors(golden);
+  ref::Tensor& y = g.tensors.at("out.y.bf16");
+  y.set_bits(5, y.bits(5) ^ 1);
+  write_safetensors(golden, g);
+  SafetensorsContent actual;
+  actual.tensors.emplace("out.y", y);
+  write_safetensors(d / "a.safetensors", actual);
+  EXPECT_THROW(check_golden(golden, d / "a.safetensors"), InputError);
+}
+
+}  // namespace
+}  // namespace lmo::oracle

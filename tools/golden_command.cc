@@ -1,0 +1,107 @@
+#include "golden_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "oracle/case.h"
+#include "oracle/check.h"
+#include "oracle/golden.h"
+#include "oracle/safetensors.h"
+#include "oracle/user_ref.h"
+#include "oracle/verify.h"
+
+using lmo::oracle::InputError;
+
+CLI::App* add_golden_command(CLI::App& app, GoldenArgs& a) {
+  CLI::App* g = app.add_subcommand(
+      "golden", "Write one golden safetensors file per case, and a manifest with their SHA-256");
+  g->add_option("--out", a.out, "Output folder");
+  g->add_option("--filter", a.filter, "Regular expression searched in case IDs");
+  g->add_option("--shard", a.shard, "I/N: write only shard I (0-based) of N");
+  g->add_option("--merge", a.merge, "Join the shard manifests of these folders into the first");
+  g->add_option("--cases", a.cases_dir, "Folder of case files (default: the built-in cases/)");
+  g->add_option("--case-file", a.case_files, "A case file to use instead (repeatable)");
+  g->add_option("--max-cost", a.max_cost,
+                "Refuse cases whose reference cost estimate exceeds this many operations");
+  return g;
+}
+
+CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
+  CLI::App* c = app.add_subcommand(
+      "check", "Judge a file of a kernel's outputs (out.<name>) against a golden file");
+  c->add_option("--golden", a.golden, "The golden file")->required();
+  c->add_option("--actual", a.actual, "The kernel's outputs (safetensors)")->required();
+  c->add_flag("--json", a.json, "Print JSON instead of text");
+  return c;
+}
+
+CLI::App* add_ref_command(CLI::App& app, RefArgs& a) {
+  CLI::App* r = app.add_subcommand(
+      "ref", "Evaluate the reference on your own tensors and write correctly rounded outputs");
+  r->add_option("--op", a.op, "The op (see `lmoracle list`)")->required();
+  r->add_option("--param", a.params, "KEY=VALUE, repeatable: the op's parameters");
+  r->add_option("--in", a.in, "Safetensors file with the op's inputs by name")->required();
+  r->add_option("--out", a.out, "Output safetensors file (a golden file)")->required();
+  r->add_option("--format", a.format, "Output format (default: the inputs')");
+  return r;
+}
+
+int run_golden(const GoldenArgs& a) {
+  using namespace lmo::oracle;
+  if (!a.merge.empty()) {
+    std::vector<std::filesystem::path> dirs(a.merge.begin(), a.merge.end());
+    const int64_t n = merge_golden(dirs);
+    std::cout << "golden: merged " << n << " files into " << dirs[0].string()
+              << "/manifest.json\n";
+    return 0;
+  }
+  if (a.out.empty()) throw InputError("command line", "--out", "expected an output folder");
+  std::vector<Case> cases;
+  if (!a.case_files.empty()) {
+    for (const std::string& f : a.case_files) {
+      for (Case& c : load_case_file(f)) cases.push_back(std::move(c));
+    }
+  } else {
+    cases = load_case_dir(a.cases_dir.empty() ? builtin_cases_dir() : a.cases_dir);
+  }
+  cases = filter_cases(cases, a.filter);
+  const GoldenShard shard = a.shard.empty() ? GoldenShard{} : parse_shard(a.shard);
+  VerifyOptions limits;
+  limits.max_cost = a.max_cost;
+  check_costs(shard_cases(cases, shard), limits);
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto progress = [&](int64_t done, int64_t total, const std::string& id) {
+    if (!tty) return;
+    std::fprintf(stderr, "\r\033[K[%lld/%lld] %s", static_cast<long long>(done + 1),
+                 static_cast<long long>(total), id.c_str());
+    std::fflush(stderr);
+  };
+  const std::vector<GoldenEntry> entries = write_golden(cases, a.out, shard, progress);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  int64_t skipped = 0;
+  for (const GoldenEntry& e : entries) skipped += e.skipped;
+  std::cout << "golden: " << entries.size() << " files in " << a.out << " ("
+            << entries.size() - static_cast<size_t>(skipped) << " written, " << skipped
+            << " already up to date)\n";
+  return 0;
+}
+
+int run_check(const CheckArgs& a) {
+  const lmo::oracle::CheckReport r = lmo::oracle::check_golden(a.golden, a.actual);
+  if (a.json) {
+    std::cout << lmo::oracle::to_json(r).dump(2) << "\n";
+  } else {
+    std::cout << lmo::oracle::to_text(r);
+  }
+  return r.pass ? 0 : 1;
+}
+
+int run_ref(const RefArgs& a) {
+  const lmo::oracle::SafetensorsContent out =
+      lmo::oracle::user_reference(a.op, a.params, a.in, a.format);
+  lmo::oracle::write_safetensors(a.out, out);
+  std::cout << "ref: wrote " << out.tensors.size() << " tensors to " << a.out << "\n";
+  return 0;
+}

@@ -1,0 +1,35 @@
+// `lmoracle golden`, `lmoracle check` and `lmoracle ref`: options and runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+struct GoldenArgs {
+  std::string out;
+  std::string filter;
+  std::string shard;
+  std::vector<std::string> merge;
+  std::string cases_dir;
+  std::vector<std::string> case_files;
+  double max_cost = 2e9;
+};
+struct CheckArgs {
+  std::string golden;
+  std::string actual;
+  bool json = false;
+};
+struct RefArgs {
+  std::string op;
+  std::vector<std::string> params;
+  std::string in;
+  std::string out;
+  std::string format;
+};
+
+CLI::App* add_golden_command(CLI::App& app, GoldenArgs& a);
+CLI::App* add_check_command(CLI::App& app, CheckArgs& a);
+CLI::App* add_ref_command(CLI::App& app, RefArgs& a);
+int run_golden(const GoldenArgs& a);
+int run_check(const CheckArgs& a);
+int run_ref(const RefArgs& a);
