@@ -12,6 +12,7 @@
 #include "fast/activations.h"
 #include "fast/glu.h"
 #include "fast/softcap.h"
+#include "oracle/ops/activations.h"
 #include "reference/activations.h"
 #include "reference/softmax.h"
 #include "tests/support/fast_cases.h"
@@ -36,7 +37,10 @@ const char* op_name(Activation a) {
   return "?";
 }
 const char* gate_name(Activation a) {
-  return a == Activation::relu ? "reglu_gate" : a == Activation::silu ? "swiglu_gate" : "geglu_gate";
+  return a == Activation::relu        ? "reglu_gate"
+         : a == Activation::silu      ? "swiglu_gate"
+         : a == Activation::gelu_tanh ? "geglu_tanh_gate"
+                                      : "geglu_gate";
 }
 ref::Activation ref_kind(Activation a) {
   return a == Activation::relu        ? ref::Activation::kReLU
@@ -66,12 +70,17 @@ TEST(FastActivations, EveryActivationStorageAndTarget) {
     for (Storage s : kAllStorages) {
       const ref::Tensor x = inputs(31, "x", s);
       std::vector<mp> exact;
-      for (const mp& v : values_as<mp>(x)) exact.push_back(ref::activate(ref_kind(a), v));
+      std::vector<double> kappa;
+      for (const mp& v : values_as<mp>(x)) {
+        exact.push_back(ref::activate(ref_kind(a), v));
+        kappa.push_back(oracle::activation_condition(ref_kind(a), v));
+      }
       oracle::GuardedBuffer y(dtype_of(s), {x.numel()});
       for_each_target([&](const std::string& target) {
         y.arm();
         activation(a, s, x.bytes().data(), y.data(), x.numel());
-        expect_judged(op_name(a), "", exact, y, {}, target + " " + std::string(storage_name(s)));
+        expect_judged(op_name(a), "", exact, y, {}, target + " " + std::string(storage_name(s)),
+                      kappa);
       });
       expect_thread_invariant(
           [&] {
@@ -92,13 +101,17 @@ TEST(FastGlu, EveryGateStorageAndTarget) {
       const ref::Tensor u = fast_normal(32, "up", s, {g.numel()}, 0.0, 1.0);
       const std::vector<mp> gv = values_as<mp>(g), uv = values_as<mp>(u);
       std::vector<mp> exact(gv.size());
-      for (size_t i = 0; i < gv.size(); ++i) exact[i] = ref::activate(ref_kind(a), gv[i]) * uv[i];
+      std::vector<double> kappa(gv.size());
+      for (size_t i = 0; i < gv.size(); ++i) {
+        exact[i] = ref::activate(ref_kind(a), gv[i]) * uv[i];
+        kappa[i] = oracle::activation_condition(ref_kind(a), gv[i]);
+      }
       oracle::GuardedBuffer h(dtype_of(s), {g.numel()});
       for_each_target([&](const std::string& target) {
         h.arm();
         glu_gate(a, s, g.bytes().data(), u.bytes().data(), h.data(), g.numel());
         expect_judged(gate_name(a), "", exact, h, {},
-                      target + " " + std::string(storage_name(s)) + " " + op_name(a));
+                      target + " " + std::string(storage_name(s)) + " " + op_name(a), kappa);
       });
     }
   }

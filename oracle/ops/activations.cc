@@ -55,7 +55,9 @@ namespace {
 // at the argument a kernel forms from x: erfc at −x/√2 for GELU, κ = |a·erfc'(a)/erfc(a)| =
 // 2|a|e^{−a²}/(√π erfc(a)); sigmoid at s = 2√(2/π)(x + 0.044715x³) for GELU-tanh,
 // κ = |s|·(1 − σ(s)). Other activations take x itself (exact): κ = 0.
-double inner_condition(ref::Activation act, const ref::mp& x) {
+}  // namespace
+
+double activation_condition(ref::Activation act, const ref::mp& x) {
   using ref::mp;
   if (act == ref::Activation::kGELU) {
     const mp a = -x / sqrt(mp(2));
@@ -69,6 +71,8 @@ double inner_condition(ref::Activation act, const ref::mp& x) {
   }
   return 0;
 }
+
+namespace {
 
 OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation act,
                         std::string catalog, std::string summary) {
@@ -95,7 +99,7 @@ Outputs<ref::mp> ElementwiseOp::exact(const InputSet& in) const {
       (p_.act == ref::Activation::kGELU || p_.act == ref::Activation::kGELUTanh)) {
     const std::vector<ref::mp> x = in.values<ref::mp>(p_.kind == ElementwiseKind::kGluGate ? "a" : "x");
     out[0].condition.reserve(x.size());
-    for (const ref::mp& v : x) out[0].condition.push_back(inner_condition(p_.act, v));
+    for (const ref::mp& v : x) out[0].condition.push_back(activation_condition(p_.act, v));
   }
   return out;
 }

@@ -19,6 +19,11 @@ struct ElementwiseParams {
   bool literal = false;  // the printed formula instead of the stable evaluation (activations.h)
 };
 
+// The condition number of the inner function of act's stable evaluation at the argument formed
+// from x (erfc at −x/√2 for GELU, sigmoid at 2u for GELU-tanh; 0 for the others, whose inner
+// function takes x itself): what Policy::arg_error multiplies (policy.h).
+double activation_condition(ref::Activation act, const ref::mp& x);
+
 class ElementwiseOp : public GenericOp<ElementwiseOp> {
  public:
   explicit ElementwiseOp(ElementwiseParams p) : p_(p) {}

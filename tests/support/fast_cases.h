@@ -67,12 +67,15 @@ std::vector<double> as_doubles(const std::vector<T>& v) {
 }
 
 // Judges `got` against the exact values with the op's policy; naive values are needed for
-// naive_relative policies. Reports the verdict's first failure.
+// naive_relative policies, condition numbers for policies with an arg_error (the GELUs).
+// Reports the verdict's first failure.
 inline void expect_judged(const std::string& op, const std::string& output,
                           const std::vector<ref::mp>& exact, const oracle::GuardedBuffer& got,
-                          const std::vector<double>& naive, const std::string& where) {
+                          const std::vector<double>& naive, const std::string& where,
+                          const std::vector<double>& condition = {}) {
   oracle::JudgeOptions o;
   o.naive = naive;
+  o.condition = condition;
   const oracle::Verdict v = oracle::judge(oracle::policy_for(op, output), exact, got, o);
   EXPECT_TRUE(v.pass) << where << " " << op << (output.empty() ? "" : "/" + output) << ": "
                       << v.detail << " (" << v.failed << " of " << v.elements << " failed)";
