@@ -44,6 +44,7 @@ void store_outputs(const Outputs<ref::mp>& values, std::vector<GuardedBuffer>& o
 std::vector<std::unique_ptr<Backend>> available_backends() {
   std::vector<std::unique_ptr<Backend>> out;
   add_reference_backends(out);
+  add_fast_backends(out);
   return out;
 }
 

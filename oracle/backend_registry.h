@@ -9,5 +9,7 @@
 namespace lmo::oracle {
 
 void add_reference_backends(std::vector<std::unique_ptr<Backend>>& out);
+// One per Highway target compiled and supported by this CPU (backend_fast.cc).
+void add_fast_backends(std::vector<std::unique_ptr<Backend>>& out);
 
 }  // namespace lmo::oracle

@@ -41,6 +41,7 @@ nlohmann::json policy_json(const std::string& op, const std::string& output) {
     case PolicyKind::kNaiveRelative:
       j["naive_factor"] = p.naive_factor;
       j["output_ulps"] = p.output_ulps;
+      j["compute_ulps"] = p.compute_ulps;
       j["naive_compute_format"] = "f32";
       break;
     case PolicyKind::kTopKSet:

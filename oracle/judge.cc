@@ -92,7 +92,7 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
 // The policy step on a finite reference r and finite output y; "" when it passes.
 std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
                            const ElementMetrics& m, const mp& naive_bound, double condition,
-                           ref::Overflow overflow, Verdict& v) {
+                           ref::Overflow overflow, ref::Format compute, Verdict& v) {
   using std::isfinite;
   const ref::FormatSpec& s = ref::spec(f);
   if ((y & ~(s.pattern_mask() << s.shift)) != 0) {
@@ -142,7 +142,8 @@ std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, u
   // round(x − B) ≤ y ≤ round(x + B). With output_ulps = ½ this is "B plus half an ulp of the
   // output" made exact: it also fails a wrong rounding direction (truncation) wherever x is not
   // within B of a midpoint, which |y − x| ≤ B + ½ ulp would let through.
-  mp bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x);
+  mp bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
+             mp(p.compute_ulps) * ulp_at(compute, x);
   if (bound < 0) bound = 0;
   const uint64_t lo = ref::encode(f, mp(x - bound), overflow);
   const uint64_t hi = ref::encode(f, mp(x + bound), overflow);
@@ -150,7 +151,8 @@ std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, u
   if (ordinal(f, lo) <= oy && oy <= ordinal(f, hi)) return "";
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
          num(static_cast<double>(bound)) + " = " + num(p.naive_factor) +
-         "·max|naive − x| + " + num(p.output_ulps - 0.5) + " ulp of the exact " + num(x) +
+         "·max|naive − x| + " + num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) +
+         " compute ulp of the exact " + num(x) +
          " (allowed " + value(f, lo) + " … " + value(f, hi) + "; |y − x| = " +
          num(static_cast<double>(m.abs_error)) + ")";
 }
@@ -232,7 +234,7 @@ Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const re
     const mp& naive_bound =
         naive_bounds.empty() ? zero : naive_bounds[static_cast<size_t>(i / group)];
     const double kappa = o.condition.empty() ? 0.0 : o.condition[static_cast<size_t>(i)];
-    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, o.overflow, v);
+    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, o.overflow, o.compute, v);
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
   }
   v.metrics = acc.result();

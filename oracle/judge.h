@@ -46,6 +46,8 @@ struct JudgeOptions {
   // row-wise op), each element judged against its own group's max, so that a row of small
   // values is not judged by the errors of a row of large ones; 0 = the whole tensor is one group.
   int64_t group = 0;
+  // kNaiveRelative: the backend's compute format, whose ulp the policy's floor is counted in.
+  ref::Format compute = ref::Format::f32;
   // kUlp with Policy::arg_error > 0: the condition number κ of the op's inner function at each
   // element's argument (OutputValues::condition of the exact run), one per element.
   std::span<const double> condition;

@@ -44,8 +44,12 @@ struct OutputDecl {
       : name(std::move(n)), shape(std::move(s)), group(group_size) {}
   std::string name;
   std::vector<int64_t> shape;
-  // Naive-relative policy: number of consecutive elements judged as one group (one row), each
-  // group against its own max|naive − exact|; 0 = the whole tensor is one group.
+  // Naive-relative policy: number of consecutive elements judged as one group, each group
+  // against its own max|naive − exact|; 0 = the whole tensor is one group (the FlashAttention
+  // rule as published). Use groups only where their scales differ by orders of magnitude: the
+  // naive kernel's error in one row is a matter of its summation order's luck (a sequential f32
+  // sum over 8192 values was 1 ulp off in one row and 17 in another), so a per-row yardstick
+  // flags correct kernels whose order was merely less lucky on that row.
   int64_t group = 0;
   // Top-k expert indices (i64, judged as sets). The exact run returns the selection scores
   // (shape[0] × topk_experts) as values and the selected experts as indices.

@@ -17,8 +17,14 @@
 //      outputs of the reference run in the backend's compute format (f32 for fast/ and gpu/:
 //      the same formula, every operation rounded once, NOT rounded to the storage format), let
 //        B_i = naive_factor · max_j |naive_j − x_j| + (output_ulps − ½) · ulp(x_i)
+//              + compute_ulps · ulp_compute(x_i)
 //      (the max over element i's group, judge.h). Element i passes iff it is the rounding to the
 //      output format of some value within B_i of x_i: round(x_i − B_i) ≤ y_i ≤ round(x_i + B_i).
+//      plus a floor of compute_ulps ulps of the compute format at x_i (FlashAttention 3's tests
+//      add the same kind of floor, twice the working precision's rounding of the output: the
+//      naive run's realized error is one sample, near 0 on a tiny tensor or a lucky summation
+//      order, and 2 × 0 would flag a kernel for its last rounding; in bf16 or f16 outputs the
+//      floor is 2^-16 or 2^-13 of an ulp and changes nothing).
 //      With naive_factor 2 and output_ulps ½ this is the FlashAttention rule (a kernel's
 //      pre-rounding error at most twice the naive kernel's) plus half an ulp of the output, made
 //      exact: the correctly rounded result always passes, and a wrong rounding direction at the
@@ -57,6 +63,7 @@ struct Policy {
   // kNaiveRelative.
   double naive_factor = 0;
   double output_ulps = 0;
+  double compute_ulps = 0;  // the floor, in ulps of the compute format (f32)
   // kTopKSet: relative to the row's largest |score|.
   double tie_margin = 0;
   // kUlp, for ops whose inner function is evaluated at a rounded argument (GELU's erfc(−x/√2),
@@ -82,11 +89,13 @@ constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin
   p.midpoint_margin = midpoint_margin;
   return p;
 }
-constexpr Policy naive_policy(double naive_factor = 2, double output_ulps = 0.5) {
+constexpr Policy naive_policy(double naive_factor = 2, double output_ulps = 0.5,
+                              double compute_ulps = 2) {
   Policy p;
   p.kind = PolicyKind::kNaiveRelative;
   p.naive_factor = naive_factor;
   p.output_ulps = output_ulps;
+  p.compute_ulps = compute_ulps;
   return p;
 }
 constexpr Policy topk_policy(double tie_margin) {

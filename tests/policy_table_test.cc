@@ -87,6 +87,7 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
       case PolicyKind::kNaiveRelative:
         EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule
         EXPECT_EQ(p.output_ulps, 0.5);   // plus half an ulp of the output
+        EXPECT_EQ(p.compute_ulps, 2.0);  // FlashAttention 3's floor: twice the working rounding
         break;
       case PolicyKind::kTopKSet:
         EXPECT_GT(p.tie_margin, 0.0);

@@ -16,7 +16,7 @@ std::vector<InputDecl> NormOp::inputs() const {
 }
 
 std::vector<OutputDecl> NormOp::outputs() const {
-  return {{"y", {p_.rows, p_.d}, /*group=*/p_.d}};
+  return {{"y", {p_.rows, p_.d}}};
 }
 
 template <class T>

@@ -23,11 +23,11 @@ std::vector<OutputDecl> SoftmaxOp::outputs() const {
   switch (p_.kind) {
     case SoftmaxKind::kSoftmax:
     case SoftmaxKind::kOnline:
-      return {{"p", {p_.rows, p_.n}, p_.n}};
+      return {{"p", {p_.rows, p_.n}}};
     case SoftmaxKind::kLogsumexp:
       return {{"lse", {p_.rows}}};
     case SoftmaxKind::kCrossEntropy:
-      return {{"loss", {p_.rows}}, {"logz", {p_.rows}}, {"grad", {p_.rows, p_.n}, p_.n}};
+      return {{"loss", {p_.rows}}, {"logz", {p_.rows}}, {"grad", {p_.rows, p_.n}}};
   }
   return {};
 }
