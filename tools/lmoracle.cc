@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "oracle/claims_report.h"
 #include "oracle/system_info.h"
 
 namespace {
@@ -31,6 +32,15 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand(
       "list", "Number formats, SIMD targets (compiled and supported), CUDA build and device");
   list->add_flag("--json", list_json, "Print JSON instead of a table");
+
+  // claims: every C- and E-row of the catalog with its evidence (oracle/claims_report.h).
+  lmo::oracle::ClaimsOptions claims_opts;
+  CLI::App* claims = app.add_subcommand(
+      "claims", "Check every claim and erratum of the notes on the reference backends");
+  claims->add_option("--id", claims_opts.id, "One claim or erratum (C01 … C27, E01 … E08)");
+  claims->add_option("--backend", claims_opts.backend,
+                     "One backend: ref (mp) or ref-<format> (f64 f32 tf32 bf16 f16 e4m3 e5m2)");
+  claims->add_flag("--json", claims_opts.json, "Print JSON instead of a table");
 
   CLI::App* verify = app.add_subcommand(
       "verify", "Run every backend on the built-in cases and judge them against the reference");
@@ -66,6 +76,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return run_list(list_json);
+    if (claims->parsed()) return lmo::oracle::run_claims(claims_opts, std::cout);
     if (verify->parsed()) {
       std::cerr << "lmoracle verify: the oracle (cases, backends, judging) is not in this build "
                    "yet; it arrives with the [oracle] issue\n";
