@@ -7,6 +7,7 @@
 
 #include "oracle/case.h"
 #include "oracle/listing.h"
+#include "oracle/claims_report.h"
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
 #include "verify_command.h"
@@ -39,6 +40,15 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand(
       "list", "Number formats, SIMD targets (compiled and supported), CUDA build and device");
   list->add_flag("--json", list_json, "Print JSON instead of a table");
+
+  // claims: every C- and E-row of the catalog with its evidence (oracle/claims_report.h).
+  lmo::oracle::ClaimsOptions claims_opts;
+  CLI::App* claims = app.add_subcommand(
+      "claims", "Check every claim and erratum of the notes on the reference backends");
+  claims->add_option("--id", claims_opts.id, "One claim or erratum (C01 … C27, E01 … E08)");
+  claims->add_option("--backend", claims_opts.backend,
+                     "One backend: ref (mp) or ref-<format> (f64 f32 tf32 bf16 f16 e4m3 e5m2)");
+  claims->add_flag("--json", claims_opts.json, "Print JSON instead of a table");
 
   VerifyArgs verify_args;
   CLI::App* verify = add_verify_command(app, verify_args);
@@ -73,6 +83,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return run_list(list_json);
+    if (claims->parsed()) return lmo::oracle::run_claims(claims_opts, std::cout);
     if (verify->parsed()) return run_verify(verify_args);
   } catch (const lmo::oracle::InputError& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";

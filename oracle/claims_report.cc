@@ -1,0 +1,144 @@
+#include "oracle/claims_report.h"
+
+#include <cstdio>
+#include <exception>
+#include <stdexcept>
+
+namespace lmo::oracle {
+namespace {
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", v);
+  return buf;
+}
+
+// The claim's evaluator, with an exception turned into a FAILS (a claim that cannot be
+// evaluated has not been shown to hold).
+ClaimEvidence evaluate(const Claim& c, const ClaimContext& ctx) {
+  try {
+    return c.evaluate(ctx);
+  } catch (const std::exception& e) {
+    ClaimEvidence ev;
+    ev.status = ClaimStatus::kFails;
+    ev.summary = std::string("evaluator threw: ") + e.what();
+    return ev;
+  }
+}
+
+void print_table_row(const Claim& c, const ClaimEvidence& ev, std::ostream& out) {
+  out << c.id << "  " << claim_status_name(ev.status) << "  [" << claim_kind_name(c.kind)
+      << ", " << ev.trials << " trials]  " << c.statement << "\n";
+  out << "    source: " << c.source << "\n";
+  for (const BackendEvidence& b : ev.backends) {
+    out << "    " << b.backend << ": ";
+    if (!b.applicable) {
+      out << b.note << "\n";
+      continue;
+    }
+    if (c.kind == ClaimKind::kCounterexample) {
+      out << (b.ok ? "shown" : "FAILS") << "  relative gap " << sci(b.residual) << "  " << b.note
+          << "\n";
+      continue;
+    }
+    out << (b.ok ? "ok" : "FAILS") << "  max residual " << sci(b.residual)
+        << "  worst residual/bound " << sci(b.ratio) << " (bound there " << sci(b.bound) << ")  ["
+        << b.trials << " trials]";
+    if (!b.note.empty()) out << "  " << b.note;
+    out << "\n";
+  }
+  if (ev.counterexample) {
+    const Counterexample& x = *ev.counterexample;
+    out << "    counterexample: " << x.inputs << "\n";
+    out << "      " << x.first_label << " = " << x.first << "\n";
+    out << "      " << x.second_label << " = " << x.second << "\n";
+  }
+  if (!ev.summary.empty()) out << "    " << ev.summary << "\n";
+  out << "    float bound: " << c.float_bound << "\n";
+}
+
+}  // namespace
+
+std::string claim_ids() {
+  std::string s;
+  for (const Claim& c : claims_registry()) s += (s.empty() ? "" : ", ") + c.id;
+  return s;
+}
+
+std::string claim_backend_names() {
+  std::string s;
+  for (const ClaimBackend& b : claim_backends()) s += (s.empty() ? "" : ", ") + b.name;
+  return s;
+}
+
+nlohmann::json claim_json(const Claim& c, const ClaimEvidence& ev) {
+  nlohmann::json j;
+  j["id"] = c.id;
+  j["source"] = c.source;
+  j["statement"] = c.statement;
+  j["kind"] = claim_kind_name(c.kind);
+  j["status"] = claim_status_name(ev.status);
+  j["trials"] = ev.trials;
+  j["float_bound"] = c.float_bound;
+  j["summary"] = ev.summary;
+  j["evidence"] = nlohmann::json::array();
+  for (const BackendEvidence& b : ev.backends) {
+    j["evidence"].push_back({{"backend", b.backend},
+                             {"applicable", b.applicable},
+                             {"trials", b.trials},
+                             {"residual", b.residual},
+                             {"bound", b.bound},
+                             {"ratio", b.ratio},
+                             {"ok", b.ok},
+                             {"note", b.note}});
+  }
+  if (ev.counterexample) {
+    const Counterexample& x = *ev.counterexample;
+    j["counterexample"] = {{"inputs", x.inputs},
+                           {"first", {{"label", x.first_label}, {"value", x.first}}},
+                           {"second", {{"label", x.second_label}, {"value", x.second}}}};
+  }
+  return j;
+}
+
+int run_claims(const ClaimsOptions& o, std::ostream& out) {
+  std::vector<const Claim*> selected;
+  for (const Claim& c : claims_registry()) {
+    if (o.id.empty() || c.id == o.id) selected.push_back(&c);
+  }
+  if (selected.empty()) {
+    throw std::invalid_argument("--id: unknown claim '" + o.id + "', expected one of: " +
+                                claim_ids());
+  }
+  ClaimContext ctx;
+  ctx.seed = o.seed;
+  if (o.backend.empty()) {
+    ctx.backends = claim_backends();
+  } else {
+    const std::optional<ClaimBackend> b = resolve_claim_backend(o.backend);
+    if (!b) {
+      throw std::invalid_argument("--backend: unknown backend '" + o.backend +
+                                  "', expected one of: " + claim_backend_names());
+    }
+    ctx.backends = {*b};
+  }
+  bool any_fail = false;
+  nlohmann::json list = nlohmann::json::array();
+  for (const Claim* c : selected) {
+    const ClaimEvidence ev = evaluate(*c, ctx);
+    any_fail = any_fail || ev.status == ClaimStatus::kFails;
+    if (o.json) {
+      list.push_back(claim_json(*c, ev));
+    } else {
+      print_table_row(*c, ev, out);
+    }
+  }
+  if (o.json) {
+    out << list.dump(2) << "\n";
+  } else {
+    out << selected.size() << " claim(s), " << (any_fail ? "some FAIL" : "none fails") << "\n";
+  }
+  return any_fail ? 1 : 0;
+}
+
+}  // namespace lmo::oracle
