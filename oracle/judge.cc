@@ -92,7 +92,7 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
 // The policy step on a finite reference r and finite output y; "" when it passes.
 std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
                            const ElementMetrics& m, const mp& naive_bound, double condition,
-                           ref::Overflow overflow, ref::Format compute, Verdict& v) {
+                           ref::Format compute, Verdict& v) {
   using std::isfinite;
   const ref::FormatSpec& s = ref::spec(f);
   if ((y & ~(s.pattern_mask() << s.shift)) != 0) {
@@ -145,8 +145,10 @@ std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, u
   mp bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
              mp(p.compute_ulps) * ulp_at(compute, x);
   if (bound < 0) bound = 0;
-  const uint64_t lo = ref::encode(f, mp(x - bound), overflow);
-  const uint64_t hi = ref::encode(f, mp(x + bound), overflow);
+  // y is finite here, so the interval's ends saturate: an end past the largest finite value
+  // would otherwise be inf, or NaN in e4m3, which has no place on the line of values.
+  const uint64_t lo = ref::encode(f, mp(x - bound), ref::Overflow::kSaturate);
+  const uint64_t hi = ref::encode(f, mp(x + bound), ref::Overflow::kSaturate);
   const int64_t oy = ordinal(f, y);
   if (ordinal(f, lo) <= oy && oy <= ordinal(f, hi)) return "";
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
@@ -234,7 +236,7 @@ Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const re
     const mp& naive_bound =
         naive_bounds.empty() ? zero : naive_bounds[static_cast<size_t>(i / group)];
     const double kappa = o.condition.empty() ? 0.0 : o.condition[static_cast<size_t>(i)];
-    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, o.overflow, o.compute, v);
+    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, o.compute, v);
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
   }
   v.metrics = acc.result();
