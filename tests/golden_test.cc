@@ -1,8 +1,10 @@
 // Golden files: content and layout, byte-identical across runs and thread counts, re-runs skip
 // up-to-date files, sharding (N = 3) and merging give the single run file for file, and `check`
-// grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused).
+// grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused), in
+// files and in memory (EXPECT_MATCHES_REFERENCE).
 #include "oracle/golden.h"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "oracle/check.h"
 #include "oracle/golden_content.h"
+#include "oracle/gtest_reference.h"
 #include "oracle/sha256.h"
 #include "reference/parallel.h"
 
@@ -197,6 +200,43 @@ TEST(Check, RefusesAnEditedGoldenFile) {
   actual.tensors.emplace("out.y", y);
   write_safetensors(d / "a.safetensors", actual);
   EXPECT_THROW(check_golden(golden, d / "a.safetensors"), InputError);
+}
+
+// In memory: the inputs are verify's (generated in the output's format); the correctly rounded
+// outputs pass, chopped ones fail with a report naming the elements, and a missing output or
+// a wrong format is an error, never a pass.
+TEST(MatchesReference, GradesOutputsInMemoryOnVerifysInputs) {
+  const Case c = test_cases()[0];  // rmsnorm, bf16 f32 f16
+  const auto op = make_op(c);
+  for (ref::Format f : {ref::Format::f32, ref::Format::f16}) {
+    const InputSet in = reference_inputs(c, f);
+    const Outputs<ref::mp> exact = op->exact(in);
+    std::map<std::string, ref::Tensor> out;
+    out.emplace("y", rounded_output(op->outputs()[0], exact[0], f));
+    EXPECT_MATCHES_REFERENCE(c, out);
+    // The f32 inputs are generated in f32, not converted from the golden file's bf16 ones.
+    if (f == ref::Format::f32) EXPECT_NE(in.at("x"), golden_content(c).tensors.at("in.x"));
+    // Every element scaled by 1 + 2^-8: about 4 ulps in f16, 2^15 in f32, beyond the bound.
+    ref::Tensor& y = out.at("y");
+    for (int64_t i = 0; i < y.numel(); ++i) y.set(i, y.get(i) * (1 + 1.0 / 256));
+    const CheckReport r = check_outputs(c, out);
+    EXPECT_FALSE(r.pass) << to_text(r);
+    EXPECT_NONFATAL_FAILURE(EXPECT_MATCHES_REFERENCE(c, out), "elements fail");
+  }
+  std::map<std::string, ref::Tensor> none;
+  EXPECT_NONFATAL_FAILURE(EXPECT_MATCHES_REFERENCE(c, none), "missing");
+  std::map<std::string, ref::Tensor> ints;
+  ints.emplace("y", ref::Tensor(ref::DType::i32, {3, 64}));
+  EXPECT_THROW(check_outputs(c, ints), InputError);
+}
+
+TEST(MatchesReference, FindsBuiltInCasesById) {
+  const Case c = find_case("silu/basic");
+  EXPECT_EQ(c.op, "silu");
+  EXPECT_THROW(find_case("no/such-case"), InputError);
+  const InputSet in = reference_inputs("silu/basic", "bf16");
+  EXPECT_EQ(in.at("x").dtype(), ref::DType::bf16);
+  EXPECT_THROW(reference_inputs("silu/basic", "i32"), InputError);
 }
 
 }  // namespace
