@@ -97,6 +97,16 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
         throw InputError(s.file, key, "expected expert indices as I64 or I32, got " + co.format);
       }
       const Outputs<ref::mp> exact = op.exact(s.topk_inputs());
+      if (s.golden) {
+        const std::string gkey = golden_output_name(d, ref::Format::f64);
+        const auto g = s.golden->tensors.find(gkey);
+        if (g == s.golden->tensors.end() ||
+            g->second != rounded_output(d, exact[k], ref::Format::f64)) {
+          throw InputError(s.golden_file, gkey,
+                           "expected the reference's selection on the file's inputs; it is "
+                           "missing or differs (the file was damaged or edited)");
+        }
+      }
       co.verdict = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got);
       co.bound = bound_text(policy, ref::Format::f64, co.verdict);
     } else {

@@ -174,31 +174,38 @@ std::vector<GoldenEntry> write_golden(
   // interrupted resumes where it stopped instead of starting over.
   auto last_manifest = std::chrono::steady_clock::now();
   std::vector<GoldenEntry> entries;
-  for (size_t k = 0; k < mine.size(); ++k) {
-    const Case& c = mine[k];
-    if (progress) progress(static_cast<int64_t>(k), static_cast<int64_t>(mine.size()), c.id);
-    GoldenEntry e;
-    e.case_id = c.id;
-    e.file = golden_file_name(c.id);
-    e.case_sha256 = case_sha256(c);
-    const fs::path path = dir / e.file;
-    const auto it = state.find(c.id);
-    if (it != state.end() && it->second.case_sha256 == e.case_sha256 && fs::exists(path) &&
-        file_sha256(path) == it->second.sha256) {
-      e.sha256 = it->second.sha256;
-      e.skipped = true;
-    } else {
-      // The writer is deterministic: these bytes are the file, and their hash is its hash.
-      const std::vector<uint8_t> bytes = write_safetensors_bytes(golden_content(c), path.string());
-      write_file_atomically(path, bytes);
-      e.sha256 = sha256_hex(bytes);
-      state[c.id] = e;
-      if (std::chrono::steady_clock::now() - last_manifest > std::chrono::seconds(1)) {
-        write_manifest(manifest, snapshot(), &shard);
-        last_manifest = std::chrono::steady_clock::now();
+  try {
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const Case& c = mine[k];
+      if (progress) progress(static_cast<int64_t>(k), static_cast<int64_t>(mine.size()), c.id);
+      GoldenEntry e;
+      e.case_id = c.id;
+      e.file = golden_file_name(c.id);
+      e.case_sha256 = case_sha256(c);
+      const fs::path path = dir / e.file;
+      const auto it = state.find(c.id);
+      if (it != state.end() && it->second.case_sha256 == e.case_sha256 && fs::exists(path) &&
+          file_sha256(path) == it->second.sha256) {
+        e.sha256 = it->second.sha256;
+        e.skipped = true;
+      } else {
+        // The writer is deterministic: these bytes are the file, and their hash is its hash.
+        const std::vector<uint8_t> bytes =
+            write_safetensors_bytes(golden_content(c), path.string());
+        write_file_atomically(path, bytes);
+        e.sha256 = sha256_hex(bytes);
+        state[c.id] = e;
+        if (std::chrono::steady_clock::now() - last_manifest > std::chrono::seconds(1)) {
+          write_manifest(manifest, snapshot(), &shard);
+          last_manifest = std::chrono::steady_clock::now();
+        }
       }
+      entries.push_back(std::move(e));
     }
-    entries.push_back(std::move(e));
+  } catch (...) {
+    // A failing case (or an interruption raised as an exception) keeps what was done.
+    write_manifest(manifest, snapshot(), &shard);
+    throw;
   }
   write_manifest(manifest, entries, &shard);
   return entries;

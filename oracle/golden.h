@@ -4,8 +4,9 @@
 //   out.<name>.<format>   for every storage format of the case: the exact outputs on in.<name>
 //                         converted to that format (round-to-nearest-even; exact, hence the same
 //                         inputs, whenever the format is at least as wide), correctly rounded
-//                         once to it; top-k expert indices as out.<name>.i64;
+//                         once to it;
 //   out.<name>.f64        the exact outputs on in.<name> rounded to f64, for users' own metrics;
+//   out.<name>.i64        top-k expert indices instead (no format): the selection on in.<name>;
 // and metadata: the case JSON, the input format, the reference precision, each output's
 // tolerance policy with its constants, and the version. Files and manifests are byte-identical
 // across runs, thread counts and machines.

@@ -120,6 +120,26 @@ TEST(Golden, ReRunSkipsUpToDateFilesAndRewritesChangedOnes) {
   }
 }
 
+// A run that stops part way (here: the progress callback throws before the third case) leaves
+// a manifest of the files it completed; the next run skips exactly those.
+TEST(Golden, AnInterruptedRunResumesWhereItStopped) {
+  const std::vector<Case> cases = test_cases();
+  const fs::path d = fresh_dir("resume");
+  const auto stop_at_third = [](int64_t done, int64_t, const std::string&) {
+    if (done == 2) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(write_golden(cases, d, {}, stop_at_third), std::runtime_error);
+  const json m = json::parse(bytes_of(d / "manifest.json"));
+  EXPECT_EQ(m["files"].size(), 2u);
+  const std::vector<GoldenEntry> again = write_golden(cases, d, {});
+  int64_t skipped = 0;
+  for (const GoldenEntry& e : again) skipped += e.skipped;
+  EXPECT_EQ(skipped, 2);
+  const fs::path fresh = fresh_dir("resume_fresh");
+  write_golden(cases, fresh, {});
+  EXPECT_EQ(bytes_of(d / "manifest.json"), bytes_of(fresh / "manifest.json"));
+}
+
 TEST(Golden, ThreeShardsMergedEqualOneRunFileForFile) {
   const std::vector<Case> cases = test_cases();
   const fs::path one = fresh_dir("one");
@@ -137,6 +157,15 @@ TEST(Golden, ThreeShardsMergedEqualOneRunFileForFile) {
   for (const Case& c : cases) {
     const std::string f = golden_file_name(c.id);
     EXPECT_EQ(bytes_of(dirs[0] / f), bytes_of(one / f)) << f;
+  }
+  // A shard file that no longer matches its manifest's hash is refused, naming the file.
+  const fs::path victim = dirs[1] / golden_file_name(shard_cases(cases, {1, 3}).front().id);
+  std::ofstream(victim, std::ios::binary | std::ios::app) << "x";
+  try {
+    merge_golden(dirs);
+    ADD_FAILURE() << "merged a damaged shard file";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), victim.string());
   }
   // A missing shard is refused.
   const fs::path lone = fresh_dir("lone");
