@@ -85,8 +85,8 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
     const ref::Tensor& got = it->second;
     if (got.shape() != d.shape) {
       throw InputError(s.file, key,
-                       "expected the shape " + shape_text(d.shape) + " of case " + c.id +
-                           ", got " + shape_text(got.shape()));
+                       "expected the shape " + shape_text(d.shape) + " of case " + c.id + ", got " +
+                           shape_text(got.shape()));
     }
     const Policy& policy = policy_for(c.op, d.name);
     CheckedOutput co;
@@ -212,9 +212,7 @@ Case find_case(const std::string& id, const std::string& cases_dir) {
   throw InputError(cases_dir, "id", "expected a case with ID \"" + id + "\" in the case files");
 }
 
-InputSet reference_inputs(const Case& c, ref::Format f) {
-  return make_inputs(c, *make_op(c), f);
-}
+InputSet reference_inputs(const Case& c, ref::Format f) { return make_inputs(c, *make_op(c), f); }
 
 CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs) {
   const std::unique_ptr<Op> op = make_op(c);
@@ -248,9 +246,8 @@ std::string to_text(const CheckReport& r) {
          std::to_string(o.verdict.failed) + " of " + std::to_string(o.verdict.elements) +
          " elements fail";
     if (o.worst_index >= 0) {
-      s += "; worst element " + std::to_string(o.worst_index) + ": actual " +
-           num(o.worst_actual) + ", expected " + num(o.worst_expected) + ", " +
-           std::to_string(o.worst_ulps) + " ulp";
+      s += "; worst element " + std::to_string(o.worst_index) + ": actual " + num(o.worst_actual) +
+           ", expected " + num(o.worst_expected) + ", " + std::to_string(o.worst_ulps) + " ulp";
     }
     if (!o.bound.empty()) s += "; bound " + o.bound;
     s += "\n";

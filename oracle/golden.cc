@@ -25,8 +25,8 @@ std::string case_sha256(const Case& c) {
 
 fs::path manifest_path(const fs::path& dir, const GoldenShard* shard) {
   if (!shard || shard->count == 1) return dir / "manifest.json";
-  return dir / ("manifest-" + std::to_string(shard->index) + "-of-" +
-                std::to_string(shard->count) + ".json");
+  return dir / ("manifest-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) +
+                ".json");
 }
 
 void write_manifest(const fs::path& p, const std::vector<GoldenEntry>& entries,
@@ -150,8 +150,9 @@ std::vector<GoldenEntry> write_golden(
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw InputError(dir.string(), "--out", "expected a folder that can be created: " +
-                                                (ec ? ec.message() : "it is not a folder"));
+    throw InputError(
+        dir.string(), "--out",
+        "expected a folder that can be created: " + (ec ? ec.message() : "it is not a folder"));
   }
   const std::vector<Case> mine = shard_cases(cases, shard);
   // What a previous (possibly interrupted) run recorded, for this run's cases: the manifest
@@ -232,7 +233,8 @@ int64_t merge_golden(const std::vector<fs::path>& dirs) {
     for (const fs::path& p : manifests) {
       const json m = read_json(p);
       if (!m.is_object() || !m.contains("shard") || !m["shard"].is_object()) {
-        throw InputError(p.string(), "shard", "expected a shard manifest (lmoracle golden --shard)");
+        throw InputError(p.string(), "shard",
+                         "expected a shard manifest (lmoracle golden --shard)");
       }
       const int64_t n = int_field(m["shard"], "count", p, "shard");
       const int64_t i = int_field(m["shard"], "index", p, "shard");
@@ -263,22 +265,24 @@ int64_t merge_golden(const std::vector<fs::path>& dirs) {
                            "expected the file its manifest " + p.filename().string() +
                                " lists, with that hash; it is missing or differs");
         }
-        if (!fs::equivalent(d, dirs[0])) write_file_atomically(dirs[0] / g.file, read_file_bytes(src));
+        if (!fs::equivalent(d, dirs[0]))
+          write_file_atomically(dirs[0] / g.file, read_file_bytes(src));
         all.push_back(std::move(g));
       }
     }
   }
   if (count < 0) {
-    throw InputError(dirs[0].string(), "--merge", "expected shard manifests (manifest-I-of-N.json)");
+    throw InputError(dirs[0].string(), "--merge",
+                     "expected shard manifests (manifest-I-of-N.json)");
   }
   if (static_cast<int64_t>(seen_shards.size()) != count) {
     std::string missing;
     for (int64_t i = 0; i < count; ++i) {
       if (!seen_shards.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
     }
-    throw InputError(dirs[0].string(), "--merge",
-                     "expected all " + std::to_string(count) + " shard manifests; missing shard " +
-                         missing);
+    throw InputError(
+        dirs[0].string(), "--merge",
+        "expected all " + std::to_string(count) + " shard manifests; missing shard " + missing);
   }
   write_manifest(dirs[0] / "manifest.json", all, nullptr);
   return static_cast<int64_t>(all.size());

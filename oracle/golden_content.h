@@ -3,11 +3,10 @@
 // exact outputs rounded into tensors, and the whole file of one case on given inputs.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "oracle/case.h"
 #include "oracle/op.h"

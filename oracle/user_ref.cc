@@ -16,8 +16,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 SafetensorsContent user_reference(const std::string& op_name,
                                   const std::vector<std::string>& params,
-                                  const std::filesystem::path& in_path,
-                                  const std::string& format) {
+                                  const std::filesystem::path& in_path, const std::string& format) {
   nlohmann::json p = nlohmann::json::object();
   for (const std::string& kv : params) {
     const size_t eq = kv.find('=');
@@ -34,14 +33,14 @@ SafetensorsContent user_reference(const std::string& op_name,
   if (!format.empty()) {
     const auto dt = ref::parse_dtype(format);
     if (!dt || !ref::is_float(*dt)) {
-      throw InputError("command line", "--format",
-                       "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" +
-                           format + "\"");
+      throw InputError(
+          "command line", "--format",
+          "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" + format + "\"");
     }
   }
   // The case the file will describe; its format is settled once the inputs are read.
-  nlohmann::json cj = {{"id", "ref/" + op_name}, {"op", op_name},   {"seed", 0},
-                       {"formats", {"f32"}},     {"params", p}};
+  nlohmann::json cj = {
+      {"id", "ref/" + op_name}, {"op", op_name}, {"seed", 0}, {"formats", {"f32"}}, {"params", p}};
   const std::unique_ptr<Op> op = make_op(parse_case(cj, "command line", "--op/--param"));
 
   const SafetensorsContent file = read_safetensors(in_path);
@@ -59,8 +58,8 @@ SafetensorsContent user_reference(const std::string& op_name,
     const ref::Tensor& t = it->second;
     if (t.shape() != d.shape) {
       throw InputError(fname, it->first,
-                       "expected the shape " + shape_text(d.shape) +
-                           " the parameters imply, got " + shape_text(t.shape()));
+                       "expected the shape " + shape_text(d.shape) + " the parameters imply, got " +
+                           shape_text(t.shape()));
     }
     if (d.dtype ? ref::is_float(t.dtype()) : !ref::is_float(t.dtype())) {
       throw InputError(fname, it->first,

@@ -29,8 +29,9 @@ bool contains(const std::string& s, const std::string& part) {
 class GoldenCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("lmo_golden_cli_" + std::to_string(getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("lmo_golden_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     std::ofstream(dir_ / "cases.json") << R"({"cases": [
@@ -61,8 +62,7 @@ TEST_F(GoldenCli, WritesFilesAndManifestThenSkipsThemOnAReRun) {
   const auto manifest = nlohmann::json::parse(std::ifstream(path("g/manifest.json")));
   ASSERT_EQ(manifest["files"].size(), 2u);
   EXPECT_EQ(manifest["files"][0]["case"], "t/rms");  // sorted by case ID
-  const CliResult again =
-      run("golden --case-file " + path("cases.json") + " --out " + path("g"));
+  const CliResult again = run("golden --case-file " + path("cases.json") + " --out " + path("g"));
   EXPECT_EQ(again.code, 0) << again.out;
   EXPECT_TRUE(contains(again.out, "0 written, 2 already up to date")) << again.out;
 }
@@ -156,7 +156,8 @@ TEST_F(GoldenCli, RefOnUserTensorsWritesAGoldenFileCheckAccepts) {
   EXPECT_EQ(g.tensors.at("out.y.bf16").get(4), 7.0);
   EXPECT_EQ(g.tensors.at("out.y.f64").get(4), 6.993622641639195);
   write_actual("mine_out.safetensors", "out.y", g.tensors.at("out.y.bf16"));
-  r = run("check --golden " + path("ref.safetensors") + " --actual " + path("mine_out.safetensors"));
+  r = run("check --golden " + path("ref.safetensors") + " --actual " +
+          path("mine_out.safetensors"));
   EXPECT_EQ(r.code, 0) << r.out;
   // A missing input names the tensor the op needs.
   r = run("ref --op rmsnorm --param rows=1 --param d=5 --param eps=1e-6 --in " +

@@ -42,8 +42,8 @@ std::vector<Case> test_cases() {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
+  const fs::path d =
+      fs::temp_directory_path() / ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }

@@ -58,8 +58,7 @@ int run_golden(const GoldenArgs& a) {
   if (!a.merge.empty()) {
     std::vector<std::filesystem::path> dirs(a.merge.begin(), a.merge.end());
     const int64_t n = merge_golden(dirs);
-    std::cout << "golden: merged " << n << " files into " << dirs[0].string()
-              << "/manifest.json\n";
+    std::cout << "golden: merged " << n << " files into " << dirs[0].string() << "/manifest.json\n";
     return 0;
   }
   if (a.out.empty()) throw InputError("command line", "--out", "expected an output folder");

@@ -31,8 +31,7 @@ Tensor my_rmsnorm(const Tensor& x, const Tensor& gamma, float eps, bool truncate
     for (int64_t i = 0; i < d; ++i) ss += x.get(r * d + i) * x.get(r * d + i);
     const float inv = 1.0f / std::sqrt(static_cast<float>(ss / d) + eps);
     for (int64_t i = 0; i < d; ++i) {
-      const float v = static_cast<float>(x.get(r * d + i)) * inv *
-                      static_cast<float>(gamma.get(i));
+      const float v = static_cast<float>(x.get(r * d + i)) * inv * static_cast<float>(gamma.get(i));
       y.set_bits(r * d + i, to_bf16(v, truncate));
     }
   }
