@@ -243,6 +243,52 @@ TEST(Safetensors, EveryTruncationAndAnAppendedByteAreRejected) {
   expect_rejected(longer, {"data buffer", "trailing bytes", "cover"});
 }
 
+// Corrupted files: every single-byte change and many random multi-byte changes of a valid file
+// either still parse (then the content re-reads identically from its canonical bytes) or raise
+// SafetensorsError; no other exception, crash or out-of-bounds read (ASan: debug-asan preset).
+TEST(Safetensors, CorruptedFilesParseOrRaiseSafetensorsErrorOnly) {
+  SafetensorsContent c;
+  c.tensors.emplace("in.x", patterned(DType::bf16, {2, 3}, 1));
+  c.tensors.emplace("out.y.f32", patterned(DType::f32, {3}, 2));
+  c.tensors.emplace("idx", patterned(DType::i64, {1}, 3));
+  c.metadata["case"] = R"({"id":"t"})";
+  const Bytes full = write_safetensors_bytes(c);
+  uint64_t state = 0x243F6A8885A308D3ull;  // xorshift64: a fixed, library-independent sequence
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int64_t parsed = 0, rejected = 0;
+  const auto attempt = [&](const Bytes& b) {
+    try {
+      const SafetensorsContent r = read_safetensors_bytes(b, "fuzz");
+      EXPECT_EQ(read_safetensors_bytes(write_safetensors_bytes(r), "again"), r);
+      ++parsed;
+    } catch (const SafetensorsError&) {
+      ++rejected;
+    }
+  };
+  for (size_t i = 0; i < full.size(); ++i) {
+    for (uint8_t v : {uint8_t(full[i] ^ 0x01), uint8_t(full[i] ^ 0x80), uint8_t(0), uint8_t('"'),
+                      uint8_t('{'), uint8_t('9')}) {
+      Bytes b = full;
+      b[i] = v;
+      attempt(b);
+    }
+  }
+  for (int k = 0; k < 20000; ++k) {
+    Bytes b = full;
+    for (int m = 0, n = 1 + static_cast<int>(next() % 4); m < n; ++m) {
+      b[next() % b.size()] = static_cast<uint8_t>(next());
+    }
+    attempt(b);
+  }
+  EXPECT_GT(parsed, 0);  // data bytes and some header bytes are free to change
+  EXPECT_GT(rejected, 0);
+}
+
 // ---------------------------------------------------------------- one test per rule
 
 TEST(SafetensorsRules, FileShorterThanTheLengthPrefix) {
