@@ -1,8 +1,10 @@
 #include "oracle/check.h"
 
 #include <cstdio>
+#include <functional>
+#include <optional>
 
-#include "oracle/case.h"
+#include "oracle/case_inputs.h"
 #include "oracle/golden_content.h"
 #include "oracle/policy_table.h"
 #include "oracle/safetensors.h"
@@ -16,21 +18,146 @@ std::string num(double x) {
   return b;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t e : shape) s += (s.empty() ? "" : ", ") + std::to_string(e);
+  return "[" + s + "]";
+}
+
 std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
   switch (p.kind) {
     case PolicyKind::kUlp:
       return std::to_string(p.max_ulps(f)) + " ulp" +
-             (p.midpoint_margin > 0 ? " (+1 within " + num(p.midpoint_margin) +
-                                          " ulp of a midpoint)"
-                                    : "") +
+             (p.midpoint_margin > 0
+                  ? " (+1 within " + num(p.midpoint_margin) + " ulp of a rounding midpoint)"
+                  : "") +
              (p.arg_error > 0 ? " + the argument's rounding × κ" : "");
     case PolicyKind::kNaiveRelative:
       return "round(x ± B), B = " + num(p.naive_factor) + "·max|naive f32 − x| (≤ " +
-             num(v.naive_bound) + ")";
+             num(v.naive_bound) + ") + " + num(p.output_ulps - 0.5) + " ulp + " +
+             num(p.compute_ulps) + " f32 ulp";
     case PolicyKind::kTopKSet:
-      return "same set; ties within " + num(p.tie_margin) + " of the row's scale";
+      return "same set; ties within " + num(p.tie_margin) + " of the row's largest |score|";
   }
   return "";
+}
+
+// Where a kernel's outputs come from and what they are judged on.
+struct Source {
+  std::string file;  // for messages: the actual file, or "kernel outputs"
+  const std::map<std::string, ref::Tensor>* outputs;
+  // The inputs as the kernel read them when it stored format f.
+  std::function<InputSet(ref::Format)> inputs_in;
+  // The inputs of the top-k selection.
+  std::function<InputSet()> topk_inputs;
+  // The golden file's tensors, when grading against one (its rounding is verified).
+  const SafetensorsContent* golden = nullptr;
+  std::string golden_file;
+  // Output names: "out.<name>" in files, "<name>" in memory.
+  std::string prefix;
+};
+
+CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
+  CheckReport r;
+  r.case_id = c.id;
+  const std::vector<OutputDecl> decls = op.outputs();
+  std::map<ref::Format, std::pair<InputSet, Outputs<ref::mp>>> exact_by_format;
+  const auto exact_in = [&](ref::Format f) -> const std::pair<InputSet, Outputs<ref::mp>>& {
+    auto it = exact_by_format.find(f);
+    if (it == exact_by_format.end()) {
+      InputSet in = s.inputs_in(f);
+      Outputs<ref::mp> exact = op.exact(in);
+      it = exact_by_format.emplace(f, std::make_pair(std::move(in), std::move(exact))).first;
+    }
+    return it->second;
+  };
+  for (size_t k = 0; k < decls.size(); ++k) {
+    const OutputDecl& d = decls[k];
+    const std::string key = s.prefix + d.name;
+    const auto it = s.outputs->find(key);
+    if (it == s.outputs->end()) {
+      std::string have;
+      for (const auto& [n, _] : *s.outputs) have += (have.empty() ? "" : ", ") + n;
+      throw InputError(s.file, key,
+                       "expected the kernel's output tensor, but it is missing (there is: " +
+                           (have.empty() ? std::string("nothing") : have) + ")");
+    }
+    const ref::Tensor& got = it->second;
+    if (got.shape() != d.shape) {
+      throw InputError(s.file, key,
+                       "expected the shape " + shape_text(d.shape) + " of case " + c.id + ", got " +
+                           shape_text(got.shape()));
+    }
+    const Policy& policy = policy_for(c.op, d.name);
+    CheckedOutput co;
+    co.name = d.name;
+    co.format = std::string(ref::dtype_name(got.dtype()));
+    if (d.topk) {
+      if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
+        throw InputError(s.file, key, "expected expert indices as I64 or I32, got " + co.format);
+      }
+      const Outputs<ref::mp> exact = op.exact(s.topk_inputs());
+      if (s.golden) {
+        const std::string gkey = golden_output_name(d, ref::Format::f64);
+        const auto g = s.golden->tensors.find(gkey);
+        if (g == s.golden->tensors.end() ||
+            g->second != rounded_output(d, exact[k], ref::Format::f64)) {
+          throw InputError(s.golden_file, gkey,
+                           "expected the reference's selection on the file's inputs; it is "
+                           "missing or differs (the file was damaged or edited)");
+        }
+      }
+      co.verdict = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got);
+      co.bound = bound_text(policy, ref::Format::f64, co.verdict);
+    } else {
+      if (!ref::is_float(got.dtype())) {
+        throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
+      }
+      const ref::Format f = ref::dtype_format(got.dtype());
+      const ref::Tensor* gold = nullptr;
+      if (s.golden) {
+        const auto g = s.golden->tensors.find(golden_output_name(d, f));
+        if (g == s.golden->tensors.end()) {
+          std::string formats;
+          for (ref::Format cf : c.formats) {
+            formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
+          }
+          throw InputError(s.file, key,
+                           "the golden file has no " + co.format + " output (it has: " + formats +
+                               "); write the kernel's output in one of those");
+        }
+        gold = &g->second;
+      }
+      const auto& [in, exact] = exact_in(f);
+      const ref::Tensor expected = rounded_output(d, exact[k], f);
+      if (gold && *gold != expected) {
+        throw InputError(s.golden_file, golden_output_name(d, f),
+                         "expected the correct rounding of the case's reference on the file's "
+                         "inputs; the values differ (the file was damaged or edited)");
+      }
+      JudgeOptions jo;
+      jo.group = d.group;
+      jo.condition = exact[k].condition;
+      Outputs<double> naive;
+      if (policy.kind == PolicyKind::kNaiveRelative) {
+        naive = op.simulated(ref::Format::f32, in);
+        jo.naive = naive[k].values;
+        jo.compute = ref::Format::f32;
+      }
+      co.verdict = judge(policy, exact[k].values, got, jo);
+      co.bound = bound_text(policy, f, co.verdict);
+      const int64_t w = co.verdict.metrics.max_ulps_index;
+      if (w >= 0) {
+        co.worst_index = w;
+        co.worst_actual = got.get(w);
+        co.worst_expected = expected.get(w);
+        co.worst_ulps = co.verdict.metrics.max_ulps;
+      }
+    }
+    r.pass = r.pass && co.verdict.pass;
+    r.outputs.push_back(std::move(co));
+  }
+  return r;
 }
 
 }  // namespace
@@ -61,86 +188,55 @@ CheckReport check_golden(const std::filesystem::path& golden, const std::filesys
       throw InputError(gname, "in." + d.name, "expected the input tensor, but it is missing");
     }
     if (it->second.shape() != d.shape) {
-      throw InputError(gname, "in." + d.name, "the shape does not match the case");
+      throw InputError(gname, "in." + d.name,
+                       "expected the shape " + shape_text(d.shape) + " of the case, got " +
+                           shape_text(it->second.shape()));
     }
     in.add(d.name, it->second);
   }
+  Source s;
+  s.file = actual.string();
+  s.outputs = &a.tensors;
+  s.inputs_in = [&](ref::Format f) { return convert_inputs(in, f); };
+  s.topk_inputs = [&] { return in; };
+  s.golden = &g;
+  s.golden_file = gname;
+  s.prefix = "out.";
+  return judge_outputs(c, *op, s);
+}
 
-  CheckReport r;
-  r.case_id = c.id;
-  const std::vector<OutputDecl> decls = op->outputs();
-  for (size_t k = 0; k < decls.size(); ++k) {
-    const OutputDecl& d = decls[k];
-    const std::string key = "out." + d.name;
-    const auto it = a.tensors.find(key);
-    if (it == a.tensors.end()) {
-      std::string have;
-      for (const auto& [n, _] : a.tensors) have += (have.empty() ? "" : ", ") + n;
-      throw InputError(actual.string(), key,
-                       "expected the kernel's output tensor, but it is missing (the file has: " +
-                           (have.empty() ? std::string("nothing") : have) + ")");
-    }
-    const ref::Tensor& got = it->second;
-    if (got.shape() != d.shape) {
-      std::string want;
-      for (int64_t e : d.shape) want += (want.empty() ? "" : ", ") + std::to_string(e);
-      throw InputError(actual.string(), key, "expected the shape [" + want + "]");
-    }
-    const Policy& policy = policy_for(c.op, d.name);
-    CheckedOutput co;
-    co.name = d.name;
-    if (d.topk) {
-      if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
-        throw InputError(actual.string(), key, "expected expert indices as I64 or I32");
-      }
-      co.format = std::string(ref::dtype_name(got.dtype()));
-      const Outputs<ref::mp> exact = op->exact(in);
-      co.verdict = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got);
-    } else {
-      if (!ref::is_float(got.dtype())) {
-        throw InputError(actual.string(), key, "expected a floating-point output");
-      }
-      const ref::Format f = ref::dtype_format(got.dtype());
-      co.format = std::string(ref::format_name(f));
-      const auto gold = g.tensors.find(key + "." + co.format);
-      if (gold == g.tensors.end()) {
-        std::string formats;
-        for (ref::Format cf : c.formats) {
-          formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
-        }
-        throw InputError(actual.string(), key,
-                         "the golden file has no " + co.format + " output (it has: " + formats +
-                             "); write the kernel's output in one of those");
-      }
-      const InputSet conv = convert_inputs(in, f);
-      const Outputs<ref::mp> exact = op->exact(conv);
-      if (rounded_output(d, exact[k], f) != gold->second) {
-        throw InputError(gname, key + "." + co.format,
-                         "the golden values are not the correct rounding of the case's reference "
-                         "(the file was damaged or edited)");
-      }
-      JudgeOptions jo;
-      jo.group = d.group;
-      jo.condition = exact[k].condition;
-      Outputs<double> naive;
-      if (policy.kind == PolicyKind::kNaiveRelative) {
-        naive = op->simulated(ref::Format::f32, conv);
-        jo.naive = naive[k].values;
-      }
-      co.verdict = judge(policy, exact[k].values, got, jo);
-      co.bound = bound_text(policy, f, co.verdict);
-      const int64_t w = co.verdict.metrics.max_ulps_index;
-      if (w >= 0) {
-        co.worst_index = w;
-        co.worst_actual = got.get(w);
-        co.worst_expected = gold->second.get(w);
-        co.worst_ulps = co.verdict.metrics.max_ulps;
-      }
-    }
-    r.pass = r.pass && co.verdict.pass;
-    r.outputs.push_back(std::move(co));
+Case find_case(const std::string& id, const std::string& cases_dir) {
+  for (Case& c : load_case_dir(cases_dir)) {
+    if (c.id == id) return std::move(c);
   }
-  return r;
+  throw InputError(cases_dir, "id", "expected a case with ID \"" + id + "\" in the case files");
+}
+
+InputSet reference_inputs(const Case& c, ref::Format f) { return make_inputs(c, *make_op(c), f); }
+
+CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs) {
+  const std::unique_ptr<Op> op = make_op(c);
+  // The storage format the kernel ran in: that of its real outputs.
+  std::optional<ref::Format> storage;
+  for (const OutputDecl& d : op->outputs()) {
+    const auto it = outputs.find(d.name);
+    if (d.topk || it == outputs.end() || !ref::is_float(it->second.dtype())) continue;
+    const ref::Format f = ref::dtype_format(it->second.dtype());
+    if (storage && *storage != f) {
+      throw InputError("kernel outputs", d.name,
+                       "expected every real output in one storage format, got " +
+                           std::string(ref::format_name(*storage)) + " and " +
+                           std::string(ref::format_name(f)));
+    }
+    storage = f;
+  }
+  const ref::Format topk_format = storage.value_or(c.formats.front());
+  Source s;
+  s.file = "kernel outputs";
+  s.outputs = &outputs;
+  s.inputs_in = [&](ref::Format f) { return make_inputs(c, *op, f); };
+  s.topk_inputs = [&] { return make_inputs(c, *op, topk_format); };
+  return judge_outputs(c, *op, s);
 }
 
 std::string to_text(const CheckReport& r) {
@@ -150,9 +246,8 @@ std::string to_text(const CheckReport& r) {
          std::to_string(o.verdict.failed) + " of " + std::to_string(o.verdict.elements) +
          " elements fail";
     if (o.worst_index >= 0) {
-      s += "; worst element " + std::to_string(o.worst_index) + ": actual " +
-           num(o.worst_actual) + ", expected " + num(o.worst_expected) + ", " +
-           std::to_string(o.worst_ulps) + " ulp";
+      s += "; worst element " + std::to_string(o.worst_index) + ": actual " + num(o.worst_actual) +
+           ", expected " + num(o.worst_expected) + ", " + std::to_string(o.worst_ulps) + " ulp";
     }
     if (!o.bound.empty()) s += "; bound " + o.bound;
     s += "\n";

@@ -1,17 +1,23 @@
-// `lmoracle check`: grades a file of a kernel's outputs against a golden file. The golden file
-// is self-describing (golden.h): its metadata holds the case, so the exact outputs and the
-// naive f32 run are recomputed from its in.<name> tensors (converted to the actual output's
-// format, as golden.h defines out.<name>.<format>), the golden out.<name>.<format> is checked
-// to be their correct rounding (a damaged or edited golden file is refused), and each actual
-// out.<name> is judged with the op's policy, exactly as `verify` judges a backend.
+// Grading a kernel's outputs with the case's tolerance policies, exactly as `verify` judges a
+// backend (judge.h; the naive yardstick of the naive-relative policy is the reference run in
+// f32, the compute format of the project's own kernels):
+//  - `lmoracle check` grades a file of a kernel's outputs (out.<name>, any supported dtype)
+//    against a golden file (golden.h). The golden file is self-describing: its metadata holds
+//    the case, so the exact outputs are recomputed from its in.<name> tensors (converted to
+//    each actual output's format, as golden.h defines out.<name>.<format>), the golden
+//    out.<name>.<format> is checked to be their correct rounding (a damaged or edited golden
+//    file is refused), and each actual output is judged;
+//  - C++ kernel tests grade outputs in memory (check_outputs; gtest_reference.h wraps it as
+//    EXPECT_MATCHES_REFERENCE) on the inputs reference_inputs() generates, those of `verify`.
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "oracle/case.h"
 #include "oracle/judge.h"
 
 namespace lmo::oracle {
@@ -20,9 +26,9 @@ struct CheckedOutput {
   std::string name;
   std::string format;  // of the actual tensor
   Verdict verdict;
-  // The element with the largest |ulp| error (-1 when nothing was compared).
+  // The element with the largest ulp error (-1 when no finite pair was compared).
   int64_t worst_index = -1;
-  double worst_actual = 0, worst_expected = 0;
+  double worst_actual = 0, worst_expected = 0;  // expected: the correctly rounded reference
   int64_t worst_ulps = 0;
   std::string bound;  // the policy's bound, in words
 };
@@ -37,6 +43,15 @@ struct CheckReport {
 // unsupported dtype, a golden file without a case or with outputs that are not the correct
 // rounding of its own reference.
 CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual);
+
+// The case with this ID among the case files of cases_dir (InputError when there is none).
+Case find_case(const std::string& id, const std::string& cases_dir = builtin_cases_dir());
+// The inputs of case c in storage format f: the very bits `verify` gives every backend.
+InputSet reference_inputs(const Case& c, ref::Format f);
+// Grades a kernel's outputs by output name (each real output in the storage format f the
+// kernel ran in, on reference_inputs(c, f); top-k indices as i64 or i32). InputError for a
+// missing output, a wrong shape or dtype, or real outputs in more than one format.
+CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs);
 
 std::string to_text(const CheckReport& r);
 nlohmann::json to_json(const CheckReport& r);

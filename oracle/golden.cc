@@ -1,11 +1,11 @@
 #include "oracle/golden.h"
 
 #include <algorithm>
-#include <fstream>
+#include <chrono>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "oracle/atomic_file.h"
 #include "oracle/case_inputs.h"
 #include "oracle/golden_content.h"
 #include "oracle/sha256.h"
@@ -15,13 +15,9 @@ namespace lmo::oracle {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
-std::string file_sha256(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return to_hex(sha256(std::string_view(ss.str())));
-}
+std::string file_sha256(const fs::path& p) { return sha256_hex(read_file_bytes(p)); }
 
 std::string case_sha256(const Case& c) {
   return to_hex(sha256(std::string_view(c.source.dump() + "\n" + version())));
@@ -29,32 +25,62 @@ std::string case_sha256(const Case& c) {
 
 fs::path manifest_path(const fs::path& dir, const GoldenShard* shard) {
   if (!shard || shard->count == 1) return dir / "manifest.json";
-  return dir / ("manifest-" + std::to_string(shard->index) + "-of-" +
-                std::to_string(shard->count) + ".json");
+  return dir / ("manifest-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) +
+                ".json");
 }
 
-// Written like the golden files: a temporary name in the same folder, then a rename.
-void write_text_atomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw InputError(p.string(), "", "cannot write the file (is the folder writable?)");
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec) throw InputError(p.string(), "", "cannot rename the temporary file: " + ec.message());
+void write_manifest(const fs::path& p, const std::vector<GoldenEntry>& entries,
+                    const GoldenShard* shard) {
+  write_file_atomically(p, manifest_json(entries, shard).dump(2) + "\n");
 }
 
-nlohmann::json read_json(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(p.string(), "", "cannot open the manifest");
+json read_json(const fs::path& p) {
+  const std::vector<uint8_t> bytes = read_file_bytes(p);
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
+    return json::parse(bytes.begin(), bytes.end());
+  } catch (const json::exception& e) {
     throw InputError(p.string(), "", std::string("expected a JSON manifest: ") + e.what());
   }
+}
+
+// A string field of a manifest object; InputError naming the file and field otherwise.
+std::string string_field(const json& o, const std::string& key, const fs::path& p,
+                         const std::string& where) {
+  if (!o.is_object() || !o.contains(key) || !o[key].is_string()) {
+    throw InputError(p.string(), where + "." + key, "expected a string");
+  }
+  return o[key].get<std::string>();
+}
+
+int64_t int_field(const json& o, const std::string& key, const fs::path& p,
+                  const std::string& where) {
+  if (!o.is_object() || !o.contains(key) || !o[key].is_number_integer()) {
+    throw InputError(p.string(), where + "." + key, "expected an integer");
+  }
+  return o[key].get<int64_t>();
+}
+
+// The entries of a manifest written by manifest_json.
+std::vector<GoldenEntry> manifest_entries(const json& m, const fs::path& p) {
+  if (!m.is_object() || !m.contains("files") || !m["files"].is_array()) {
+    throw InputError(p.string(), "files", "expected the array of golden files");
+  }
+  std::vector<GoldenEntry> out;
+  for (size_t i = 0; i < m["files"].size(); ++i) {
+    const json& f = m["files"][i];
+    const std::string where = "files[" + std::to_string(i) + "]";
+    GoldenEntry e;
+    e.case_id = string_field(f, "case", p, where);
+    e.file = string_field(f, "file", p, where);
+    e.sha256 = string_field(f, "sha256", p, where);
+    e.case_sha256 = string_field(f, "case_sha256", p, where);
+    if (e.file != golden_file_name(e.case_id)) {
+      throw InputError(p.string(), where + ".file",
+                       "expected \"" + golden_file_name(e.case_id) + "\" for case " + e.case_id);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 }  // namespace
@@ -99,49 +125,21 @@ std::string golden_file_name(const std::string& case_id) {
 SafetensorsContent golden_content(const Case& c) {
   const std::unique_ptr<Op> op = make_op(c);
   const ref::Format first = c.formats.front();
-  const InputSet in = make_inputs(c, *op, first);
-  SafetensorsContent out;
-  for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
-  const std::vector<OutputDecl> decls = op->outputs();
-  const Outputs<ref::mp> exact_first = op->exact(in);
-  for (ref::Format f : c.formats) {
-    bool same_inputs = true;
-    const InputSet converted = convert_inputs(in, f, &same_inputs);
-    const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : op->exact(converted);
-    const Outputs<ref::mp>& exact = same_inputs ? exact_first : other;
-    for (size_t k = 0; k < decls.size(); ++k) {
-      const std::string key = "out." + decls[k].name + "." +
-                              (decls[k].topk ? "i64" : std::string(ref::format_name(f)));
-      out.tensors.emplace(key, rounded_output(decls[k], exact[k], f));
-    }
-  }
-  nlohmann::json policies = nlohmann::json::object();
-  for (size_t k = 0; k < decls.size(); ++k) {
-    if (!decls[k].topk) {
-      out.tensors.emplace("out." + decls[k].name + ".f64",
-                          rounded_output(decls[k], exact_first[k], ref::Format::f64));
-    }
-    policies[decls[k].name] = policy_json(c.op, decls[k].name);
-  }
-  out.metadata["case"] = c.source.dump();
-  out.metadata["input_format"] = std::string(ref::format_name(first));
-  out.metadata["reference"] =
-      "mp: MPFR with 50 decimal digits (166 bits); every output correctly rounded once";
-  out.metadata["policy"] = policies.dump();
-  out.metadata["version"] = version();
-  return out;
+  return golden_file_content(c, *op, make_inputs(c, *op, first), ref::format_name(first));
 }
 
-nlohmann::json manifest_json(const std::vector<GoldenEntry>& entries, const GoldenShard* shard) {
+json manifest_json(const std::vector<GoldenEntry>& entries, const GoldenShard* shard) {
   std::vector<GoldenEntry> sorted = entries;
   std::sort(sorted.begin(), sorted.end(),
             [](const GoldenEntry& a, const GoldenEntry& b) { return a.case_id < b.case_id; });
-  nlohmann::json files = nlohmann::json::array();
+  json files = json::array();
   for (const GoldenEntry& e : sorted) {
-    files.push_back(
-        {{"case", e.case_id}, {"file", e.file}, {"sha256", e.sha256}, {"case_sha256", e.case_sha256}});
+    files.push_back({{"case", e.case_id},
+                     {"file", e.file},
+                     {"sha256", e.sha256},
+                     {"case_sha256", e.case_sha256}});
   }
-  nlohmann::json j = {{"version", version()}, {"files", files}};
+  json j = {{"version", version()}, {"files", files}};
   if (shard && shard->count > 1) j["shard"] = {{"index", shard->index}, {"count", shard->count}};
   return j;
 }
@@ -152,98 +150,141 @@ std::vector<GoldenEntry> write_golden(
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
-    throw InputError(dir.string(), "--out", "cannot create the output folder: " + ec.message());
-  }
-  // What a previous run left: case ID → (case hash, file hash).
-  std::map<std::string, std::pair<std::string, std::string>> previous;
-  const fs::path manifest = manifest_path(dir, &shard);
-  if (fs::exists(manifest)) {
-    const nlohmann::json m = read_json(manifest);
-    if (m.contains("files") && m["files"].is_array()) {
-      for (const auto& f : m["files"]) {
-        if (f.contains("case") && f.contains("case_sha256") && f.contains("sha256")) {
-          previous[f["case"].get<std::string>()] = {f["case_sha256"].get<std::string>(),
-                                                    f["sha256"].get<std::string>()};
-        }
-      }
-    }
+    throw InputError(
+        dir.string(), "--out",
+        "expected a folder that can be created: " + (ec ? ec.message() : "it is not a folder"));
   }
   const std::vector<Case> mine = shard_cases(cases, shard);
-  std::vector<GoldenEntry> entries;
-  for (size_t k = 0; k < mine.size(); ++k) {
-    const Case& c = mine[k];
-    if (progress) progress(static_cast<int64_t>(k), static_cast<int64_t>(mine.size()), c.id);
-    GoldenEntry e;
-    e.case_id = c.id;
-    e.file = golden_file_name(c.id);
-    e.case_sha256 = case_sha256(c);
-    const fs::path path = dir / e.file;
-    const auto it = previous.find(c.id);
-    if (it != previous.end() && it->second.first == e.case_sha256 && fs::exists(path) &&
-        file_sha256(path) == it->second.second) {
-      e.sha256 = it->second.second;
-      e.skipped = true;
-    } else {
-      const SafetensorsContent content = golden_content(c);
-      // The writer is deterministic: these are the bytes write_safetensors puts in the file.
-      const std::vector<uint8_t> bytes = write_safetensors_bytes(content, path.string());
-      write_safetensors(path, content);
-      e.sha256 = to_hex(sha256(std::span<const uint8_t>(bytes)));
+  // What a previous (possibly interrupted) run recorded, for this run's cases: the manifest
+  // lists exactly the files a run completed, each with its hash.
+  std::map<std::string, GoldenEntry> state;
+  const fs::path manifest = manifest_path(dir, &shard);
+  if (fs::exists(manifest)) {
+    std::set<std::string> ids;
+    for (const Case& c : mine) ids.insert(c.id);
+    for (GoldenEntry& e : manifest_entries(read_json(manifest), manifest)) {
+      if (ids.count(e.case_id)) state[e.case_id] = std::move(e);
     }
-    entries.push_back(std::move(e));
   }
-  write_text_atomically(manifest, manifest_json(entries, &shard).dump(2) + "\n");
+  const auto snapshot = [&] {
+    std::vector<GoldenEntry> v;
+    for (const auto& [id, e] : state) v.push_back(e);
+    return v;
+  };
+  // The manifest is rewritten as files complete (at most once a second), so a run that is
+  // interrupted resumes where it stopped instead of starting over.
+  auto last_manifest = std::chrono::steady_clock::now();
+  std::vector<GoldenEntry> entries;
+  try {
+    for (size_t k = 0; k < mine.size(); ++k) {
+      const Case& c = mine[k];
+      if (progress) progress(static_cast<int64_t>(k), static_cast<int64_t>(mine.size()), c.id);
+      GoldenEntry e;
+      e.case_id = c.id;
+      e.file = golden_file_name(c.id);
+      e.case_sha256 = case_sha256(c);
+      const fs::path path = dir / e.file;
+      const auto it = state.find(c.id);
+      if (it != state.end() && it->second.case_sha256 == e.case_sha256 && fs::exists(path) &&
+          file_sha256(path) == it->second.sha256) {
+        e.sha256 = it->second.sha256;
+        e.skipped = true;
+      } else {
+        // The writer is deterministic: these bytes are the file, and their hash is its hash.
+        const std::vector<uint8_t> bytes =
+            write_safetensors_bytes(golden_content(c), path.string());
+        write_file_atomically(path, bytes);
+        e.sha256 = sha256_hex(bytes);
+        state[c.id] = e;
+        if (std::chrono::steady_clock::now() - last_manifest > std::chrono::seconds(1)) {
+          write_manifest(manifest, snapshot(), &shard);
+          last_manifest = std::chrono::steady_clock::now();
+        }
+      }
+      entries.push_back(std::move(e));
+    }
+  } catch (...) {
+    // A failing case (or an interruption raised as an exception) keeps what was done.
+    write_manifest(manifest, snapshot(), &shard);
+    throw;
+  }
+  write_manifest(manifest, entries, &shard);
   return entries;
 }
 
 int64_t merge_golden(const std::vector<fs::path>& dirs) {
   if (dirs.empty()) throw InputError("command line", "--merge", "expected at least one folder");
   std::vector<GoldenEntry> all;
+  std::set<std::string> ids;
   std::set<int64_t> seen_shards;
   int64_t count = -1;
   for (const fs::path& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw InputError(d.string(), "--merge", "expected a folder");
+    // Directory order is unspecified; sort so messages and copies happen in a fixed order.
+    std::vector<fs::path> manifests;
     for (const fs::directory_entry& f : fs::directory_iterator(d)) {
       const std::string name = f.path().filename().string();
-      if (name.rfind("manifest-", 0) != 0 || f.path().extension() != ".json") continue;
-      const nlohmann::json m = read_json(f.path());
-      if (!m.contains("shard") || !m.contains("files")) {
-        throw InputError(f.path().string(), "shard", "expected a shard manifest");
+      if (name.rfind("manifest-", 0) == 0 && f.path().extension() == ".json") {
+        manifests.push_back(f.path());
       }
-      const int64_t n = m["shard"]["count"].get<int64_t>();
-      const int64_t i = m["shard"]["index"].get<int64_t>();
+    }
+    std::sort(manifests.begin(), manifests.end());
+    for (const fs::path& p : manifests) {
+      const json m = read_json(p);
+      if (!m.is_object() || !m.contains("shard") || !m["shard"].is_object()) {
+        throw InputError(p.string(), "shard",
+                         "expected a shard manifest (lmoracle golden --shard)");
+      }
+      const int64_t n = int_field(m["shard"], "count", p, "shard");
+      const int64_t i = int_field(m["shard"], "index", p, "shard");
+      const std::string v = string_field(m, "version", p, "");
       if (count >= 0 && n != count) {
-        throw InputError(f.path().string(), "shard.count",
+        throw InputError(p.string(), "shard.count",
                          "expected " + std::to_string(count) + " shards like the others, got " +
                              std::to_string(n));
       }
-      count = n;
-      if (!seen_shards.insert(i).second) {
-        throw InputError(f.path().string(), "shard.index",
-                         "shard " + std::to_string(i) + " appears twice");
+      if (v != version()) {  // the merged manifest states this program's version
+        throw InputError(p.string(), "version",
+                         std::string("expected the version of this lmoracle, ") + version() +
+                             ", got " + v + " (merge with the program that wrote the shards)");
       }
-      for (const auto& e : m["files"]) {
-        GoldenEntry g;
-        g.case_id = e["case"].get<std::string>();
-        g.file = e["file"].get<std::string>();
-        g.sha256 = e["sha256"].get<std::string>();
-        g.case_sha256 = e["case_sha256"].get<std::string>();
+      count = n;
+      if (i < 0 || i >= n || !seen_shards.insert(i).second) {
+        throw InputError(p.string(), "shard.index",
+                         "shard " + std::to_string(i) + " of " + std::to_string(n) +
+                             " is out of range or appears twice");
+      }
+      for (GoldenEntry& g : manifest_entries(m, p)) {
+        if (!ids.insert(g.case_id).second) {
+          throw InputError(p.string(), "files", "case " + g.case_id + " is in two shards");
+        }
         const fs::path src = d / g.file;
         if (!fs::exists(src) || file_sha256(src) != g.sha256) {
           throw InputError(src.string(), "sha256",
-                           "the file is missing or does not match its manifest's hash");
+                           "expected the file its manifest " + p.filename().string() +
+                               " lists, with that hash; it is missing or differs");
         }
-        if (d != dirs[0]) fs::copy_file(src, dirs[0] / g.file, fs::copy_options::overwrite_existing);
+        if (!fs::equivalent(d, dirs[0]))
+          write_file_atomically(dirs[0] / g.file, read_file_bytes(src));
         all.push_back(std::move(g));
       }
     }
   }
-  if (count < 0) throw InputError(dirs[0].string(), "", "no shard manifests (manifest-I-of-N.json)");
-  if (static_cast<int64_t>(seen_shards.size()) != count) {
-    throw InputError(dirs[0].string(), "shard",
-                     "found " + std::to_string(seen_shards.size()) + " of " +
-                         std::to_string(count) + " shard manifests");
+  if (count < 0) {
+    throw InputError(dirs[0].string(), "--merge",
+                     "expected shard manifests (manifest-I-of-N.json)");
   }
-  write_text_atomically(dirs[0] / "manifest.json", manifest_json(all, nullptr).dump(2) + "\n");
+  if (static_cast<int64_t>(seen_shards.size()) != count) {
+    std::string missing;
+    for (int64_t i = 0; i < count; ++i) {
+      if (!seen_shards.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    }
+    throw InputError(
+        dirs[0].string(), "--merge",
+        "expected all " + std::to_string(count) + " shard manifests; missing shard " + missing);
+  }
+  write_manifest(dirs[0] / "manifest.json", all, nullptr);
   return static_cast<int64_t>(all.size());
 }
 

@@ -4,8 +4,9 @@
 //   out.<name>.<format>   for every storage format of the case: the exact outputs on in.<name>
 //                         converted to that format (round-to-nearest-even; exact, hence the same
 //                         inputs, whenever the format is at least as wide), correctly rounded
-//                         once to it; top-k expert indices as out.<name>.i64;
+//                         once to it;
 //   out.<name>.f64        the exact outputs on in.<name> rounded to f64, for users' own metrics;
+//   out.<name>.i64        top-k expert indices instead (no format): the selection on in.<name>;
 // and metadata: the case JSON, the input format, the reference precision, each output's
 // tolerance policy with its constants, and the version. Files and manifests are byte-identical
 // across runs, thread counts and machines.
@@ -13,10 +14,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "oracle/case.h"
 #include "oracle/safetensors.h"
@@ -48,17 +49,20 @@ struct GoldenEntry {
   bool skipped = false;     // a re-run found the file already up to date
 };
 
-// Writes the golden file of every case of the shard into dir (created if missing), skipping
-// files whose manifest entry and hash already match, then the manifest: dir/manifest.json for
-// an unsharded run, dir/manifest-<I>-of-<N>.json for a shard. progress(done, total, id) is
-// called before each case.
+// Writes the golden file of every case of the shard into dir (created if missing), each
+// atomically (a temporary name, then a rename), skipping files whose manifest entry (case JSON
+// and version) and SHA-256 already match; then the manifest: dir/manifest.json for an unsharded
+// run, dir/manifest-<I>-of-<N>.json for a shard. The manifest is also rewritten while files
+// complete, so an interrupted run resumes. progress(done, total, id) is called before each case.
 std::vector<GoldenEntry> write_golden(
     const std::vector<Case>& cases, const std::filesystem::path& dir, GoldenShard shard,
     const std::function<void(int64_t, int64_t, const std::string&)>& progress = {});
 
-// Joins the shard manifests found in dirs (all N shards of one split, each file hash checked),
-// copies shard files living in other folders into dirs[0], and writes dirs[0]/manifest.json:
-// byte-identical to the manifest of an unsharded run. Returns the number of files.
+// Joins the shard manifests found in dirs (all N shards of one split, written by this version,
+// each case in one shard only, each file's hash checked), copies shard files living in other
+// folders into dirs[0] (atomically), and writes dirs[0]/manifest.json: byte-identical to the
+// manifest of an unsharded run. Returns the number of files. InputError names the manifest and
+// field, or the file, that is wrong.
 int64_t merge_golden(const std::vector<std::filesystem::path>& dirs);
 
 // The manifest JSON (files sorted by case ID).

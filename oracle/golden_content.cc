@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "oracle/policy_table.h"
+#include "oracle/system_info.h"
 
 namespace lmo::oracle {
 
@@ -14,6 +15,8 @@ InputSet convert_inputs(const InputSet& in, ref::Format f, bool* exact) {
       out.add(name, t);
       continue;
     }
+    // Tensor::set rounds to nearest-even from the double, which holds every stored value of
+    // every format exactly: one rounding, no double rounding.
     ref::Tensor c(ref::format_dtype(f), t.shape());
     for (int64_t i = 0; i < t.numel(); ++i) {
       const double v = t.get(i);
@@ -64,6 +67,45 @@ ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, 
     t.set_bits(i, ref::encode(f, v.values.at(static_cast<size_t>(i))));
   }
   return t;
+}
+
+std::string golden_output_name(const OutputDecl& d, ref::Format f) {
+  return "out." + d.name + "." + (d.topk ? std::string("i64") : std::string(ref::format_name(f)));
+}
+
+SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
+                                       std::string_view input_format) {
+  SafetensorsContent out;
+  for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
+  const std::vector<OutputDecl> decls = op.outputs();
+  const Outputs<ref::mp> exact_given = op.exact(in);
+  for (ref::Format f : c.formats) {
+    // A kernel storing format f reads its inputs in f; where the conversion is exact (f at
+    // least as wide as every input) those are the given inputs and their exact run is reused.
+    bool same_inputs = true;
+    const InputSet converted = convert_inputs(in, f, &same_inputs);
+    const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : op.exact(converted);
+    const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
+    for (size_t k = 0; k < decls.size(); ++k) {
+      if (decls[k].topk) continue;
+      out.tensors.emplace(golden_output_name(decls[k], f), rounded_output(decls[k], exact[k], f));
+    }
+  }
+  nlohmann::json policies = nlohmann::json::object();
+  for (size_t k = 0; k < decls.size(); ++k) {
+    // out.<name>.f64 for users' own metrics; top-k indices have no format and are stored
+    // once, out.<name>.i64, the selection on the inputs as the file holds them.
+    out.tensors.emplace(golden_output_name(decls[k], ref::Format::f64),
+                        rounded_output(decls[k], exact_given[k], ref::Format::f64));
+    policies[decls[k].name] = policy_json(c.op, decls[k].name);
+  }
+  out.metadata["case"] = c.source.dump();
+  out.metadata["input_format"] = std::string(input_format);
+  out.metadata["reference"] =
+      "mp: MPFR with 50 decimal digits (166 bits); every output correctly rounded once from it";
+  out.metadata["policy"] = policies.dump();
+  out.metadata["version"] = version();
+  return out;
 }
 
 }  // namespace lmo::oracle

@@ -2,14 +2,21 @@
 
 #include "oracle/case.h"
 #include "oracle/golden_content.h"
-#include "oracle/system_info.h"
 
 namespace lmo::oracle {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t e : shape) s += (s.empty() ? "" : ", ") + std::to_string(e);
+  return "[" + s + "]";
+}
+
+}  // namespace
 
 SafetensorsContent user_reference(const std::string& op_name,
                                   const std::vector<std::string>& params,
-                                  const std::filesystem::path& in_path,
-                                  const std::string& format) {
+                                  const std::filesystem::path& in_path, const std::string& format) {
   nlohmann::json p = nlohmann::json::object();
   for (const std::string& kv : params) {
     const size_t eq = kv.find('=');
@@ -23,14 +30,22 @@ SafetensorsContent user_reference(const std::string& op_name,
       p[key] = value;
     }
   }
+  if (!format.empty()) {
+    const auto dt = ref::parse_dtype(format);
+    if (!dt || !ref::is_float(*dt)) {
+      throw InputError(
+          "command line", "--format",
+          "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" + format + "\"");
+    }
+  }
+  // The case the file will describe; its format is settled once the inputs are read.
+  nlohmann::json cj = {
+      {"id", "ref/" + op_name}, {"op", op_name}, {"seed", 0}, {"formats", {"f32"}}, {"params", p}};
+  const std::unique_ptr<Op> op = make_op(parse_case(cj, "command line", "--op/--param"));
+
   const SafetensorsContent file = read_safetensors(in_path);
   const std::string fname = in_path.string();
-  // The format: asked for, or the first real input's.
   std::string fmt = format;
-  nlohmann::json c = {{"id", "ref/" + op_name}, {"op", op_name}, {"seed", 0},
-                      {"formats", {"f32"}}, {"params", p}};
-  const Case probe = parse_case(c, "command line", "--op/--param");
-  const std::unique_ptr<Op> op = make_op(probe);
   InputSet in;
   for (const InputDecl& d : op->inputs()) {
     auto it = file.tensors.find(d.name);
@@ -42,49 +57,23 @@ SafetensorsContent user_reference(const std::string& op_name,
     }
     const ref::Tensor& t = it->second;
     if (t.shape() != d.shape) {
-      std::string want;
-      for (int64_t e : d.shape) want += (want.empty() ? "" : ", ") + std::to_string(e);
-      throw InputError(fname, it->first, "expected the shape [" + want + "] the parameters imply");
+      throw InputError(fname, it->first,
+                       "expected the shape " + shape_text(d.shape) + " the parameters imply, got " +
+                           shape_text(t.shape()));
     }
     if (d.dtype ? ref::is_float(t.dtype()) : !ref::is_float(t.dtype())) {
       throw InputError(fname, it->first,
-                       d.dtype ? "expected integers (I64, I32 or U8)" : "expected floating point");
+                       d.dtype ? "expected integers (I64, I32 or U8)"
+                               : "expected floating point (F64, F32, F16, BF16, F8_E4M3, F8_E5M2)");
     }
+    // Without --format the outputs take the first real input's format.
     if (!d.dtype && fmt.empty()) fmt = std::string(ref::dtype_name(t.dtype()));
     in.add(d.name, t);
   }
   if (fmt.empty()) fmt = "f32";
-  const auto dt = ref::parse_dtype(fmt);
-  if (!dt || !ref::is_float(*dt)) {
-    throw InputError("command line", "--format",
-                     "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" +
-                         fmt + "\"");
-  }
-  const ref::Format f = ref::dtype_format(*dt);
-  c["formats"] = {std::string(ref::format_name(f))};
-  SafetensorsContent out;
-  for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
-  const Outputs<ref::mp> exact = op->exact(in);
-  nlohmann::json policies = nlohmann::json::object();
-  const std::vector<OutputDecl> decls = op->outputs();
-  const InputSet conv = convert_inputs(in, f);
-  const Outputs<ref::mp> exact_f = op->exact(conv);
-  for (size_t k = 0; k < decls.size(); ++k) {
-    const OutputDecl& d = decls[k];
-    out.tensors.emplace("out." + d.name + "." + (d.topk ? "i64" : std::string(ref::format_name(f))),
-                        rounded_output(d, exact_f[k], f));
-    if (!d.topk) {
-      out.tensors.emplace("out." + d.name + ".f64", rounded_output(d, exact[k], ref::Format::f64));
-    }
-    policies[d.name] = policy_json(op_name, d.name);
-  }
-  out.metadata["case"] = c.dump();
-  out.metadata["input_format"] = "as given";
-  out.metadata["reference"] =
-      "mp: MPFR with 50 decimal digits (166 bits); every output correctly rounded once";
-  out.metadata["policy"] = policies.dump();
-  out.metadata["version"] = version();
-  return out;
+  cj["formats"] = {std::string(ref::format_name(ref::dtype_format(*ref::parse_dtype(fmt))))};
+  const Case c = parse_case(cj, "command line", "--op/--param");
+  return golden_file_content(c, *op, in, "as given");
 }
 
 }  // namespace lmo::oracle

@@ -1,8 +1,10 @@
 // Golden files: content and layout, byte-identical across runs and thread counts, re-runs skip
 // up-to-date files, sharding (N = 3) and merging give the single run file for file, and `check`
-// grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused).
+// grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused), in
+// files and in memory (EXPECT_MATCHES_REFERENCE).
 #include "oracle/golden.h"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "oracle/check.h"
 #include "oracle/golden_content.h"
+#include "oracle/gtest_reference.h"
 #include "oracle/sha256.h"
 #include "reference/parallel.h"
 
@@ -39,8 +42,8 @@ std::vector<Case> test_cases() {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() /
-                     ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
+  const fs::path d =
+      fs::temp_directory_path() / ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }
@@ -117,6 +120,26 @@ TEST(Golden, ReRunSkipsUpToDateFilesAndRewritesChangedOnes) {
   }
 }
 
+// A run that stops part way (here: the progress callback throws before the third case) leaves
+// a manifest of the files it completed; the next run skips exactly those.
+TEST(Golden, AnInterruptedRunResumesWhereItStopped) {
+  const std::vector<Case> cases = test_cases();
+  const fs::path d = fresh_dir("resume");
+  const auto stop_at_third = [](int64_t done, int64_t, const std::string&) {
+    if (done == 2) throw std::runtime_error("interrupted");
+  };
+  EXPECT_THROW(write_golden(cases, d, {}, stop_at_third), std::runtime_error);
+  const json m = json::parse(bytes_of(d / "manifest.json"));
+  EXPECT_EQ(m["files"].size(), 2u);
+  const std::vector<GoldenEntry> again = write_golden(cases, d, {});
+  int64_t skipped = 0;
+  for (const GoldenEntry& e : again) skipped += e.skipped;
+  EXPECT_EQ(skipped, 2);
+  const fs::path fresh = fresh_dir("resume_fresh");
+  write_golden(cases, fresh, {});
+  EXPECT_EQ(bytes_of(d / "manifest.json"), bytes_of(fresh / "manifest.json"));
+}
+
 TEST(Golden, ThreeShardsMergedEqualOneRunFileForFile) {
   const std::vector<Case> cases = test_cases();
   const fs::path one = fresh_dir("one");
@@ -134,6 +157,15 @@ TEST(Golden, ThreeShardsMergedEqualOneRunFileForFile) {
   for (const Case& c : cases) {
     const std::string f = golden_file_name(c.id);
     EXPECT_EQ(bytes_of(dirs[0] / f), bytes_of(one / f)) << f;
+  }
+  // A shard file that no longer matches its manifest's hash is refused, naming the file.
+  const fs::path victim = dirs[1] / golden_file_name(shard_cases(cases, {1, 3}).front().id);
+  std::ofstream(victim, std::ios::binary | std::ios::app) << "x";
+  try {
+    merge_golden(dirs);
+    ADD_FAILURE() << "merged a damaged shard file";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), victim.string());
   }
   // A missing shard is refused.
   const fs::path lone = fresh_dir("lone");
@@ -197,6 +229,43 @@ TEST(Check, RefusesAnEditedGoldenFile) {
   actual.tensors.emplace("out.y", y);
   write_safetensors(d / "a.safetensors", actual);
   EXPECT_THROW(check_golden(golden, d / "a.safetensors"), InputError);
+}
+
+// In memory: the inputs are verify's (generated in the output's format); the correctly rounded
+// outputs pass, chopped ones fail with a report naming the elements, and a missing output or
+// a wrong format is an error, never a pass.
+TEST(MatchesReference, GradesOutputsInMemoryOnVerifysInputs) {
+  const Case c = test_cases()[0];  // rmsnorm, bf16 f32 f16
+  const auto op = make_op(c);
+  for (ref::Format f : {ref::Format::f32, ref::Format::f16}) {
+    const InputSet in = reference_inputs(c, f);
+    const Outputs<ref::mp> exact = op->exact(in);
+    std::map<std::string, ref::Tensor> out;
+    out.emplace("y", rounded_output(op->outputs()[0], exact[0], f));
+    EXPECT_MATCHES_REFERENCE(c, out);
+    // The f32 inputs are generated in f32, not converted from the golden file's bf16 ones.
+    if (f == ref::Format::f32) EXPECT_NE(in.at("x"), golden_content(c).tensors.at("in.x"));
+    // Every element scaled by 1 + 2^-8: about 4 ulps in f16, 2^15 in f32, beyond the bound.
+    ref::Tensor& y = out.at("y");
+    for (int64_t i = 0; i < y.numel(); ++i) y.set(i, y.get(i) * (1 + 1.0 / 256));
+    const CheckReport r = check_outputs(c, out);
+    EXPECT_FALSE(r.pass) << to_text(r);
+    EXPECT_NONFATAL_FAILURE(EXPECT_MATCHES_REFERENCE(c, out), "elements fail");
+  }
+  std::map<std::string, ref::Tensor> none;
+  EXPECT_NONFATAL_FAILURE(EXPECT_MATCHES_REFERENCE(c, none), "missing");
+  std::map<std::string, ref::Tensor> ints;
+  ints.emplace("y", ref::Tensor(ref::DType::i32, {3, 64}));
+  EXPECT_THROW(check_outputs(c, ints), InputError);
+}
+
+TEST(MatchesReference, FindsBuiltInCasesById) {
+  const Case c = find_case("silu/basic");
+  EXPECT_EQ(c.op, "silu");
+  EXPECT_THROW(find_case("no/such-case"), InputError);
+  const InputSet in = reference_inputs("silu/basic", "bf16");
+  EXPECT_EQ(in.at("x").dtype(), ref::DType::bf16);
+  EXPECT_THROW(reference_inputs("silu/basic", "i32"), InputError);
 }
 
 }  // namespace

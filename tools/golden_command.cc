@@ -11,6 +11,7 @@
 #include "oracle/safetensors.h"
 #include "oracle/user_ref.h"
 #include "oracle/verify.h"
+#include "reference/parallel.h"
 
 using lmo::oracle::InputError;
 
@@ -25,6 +26,10 @@ CLI::App* add_golden_command(CLI::App& app, GoldenArgs& a) {
   g->add_option("--case-file", a.case_files, "A case file to use instead (repeatable)");
   g->add_option("--max-cost", a.max_cost,
                 "Refuse cases whose reference cost estimate exceeds this many operations");
+  g->add_option("--threads", a.threads,
+                "Threads of the reference (default: one per hardware thread); the files do "
+                "not depend on it")
+      ->check(CLI::Range(0, 4096));
   return g;
 }
 
@@ -53,11 +58,11 @@ int run_golden(const GoldenArgs& a) {
   if (!a.merge.empty()) {
     std::vector<std::filesystem::path> dirs(a.merge.begin(), a.merge.end());
     const int64_t n = merge_golden(dirs);
-    std::cout << "golden: merged " << n << " files into " << dirs[0].string()
-              << "/manifest.json\n";
+    std::cout << "golden: merged " << n << " files into " << dirs[0].string() << "/manifest.json\n";
     return 0;
   }
   if (a.out.empty()) throw InputError("command line", "--out", "expected an output folder");
+  if (a.threads > 0) lmo::ref::set_reference_threads(a.threads);
   std::vector<Case> cases;
   if (!a.case_files.empty()) {
     for (const std::string& f : a.case_files) {

@@ -13,6 +13,7 @@ struct GoldenArgs {
   std::string cases_dir;
   std::vector<std::string> case_files;
   double max_cost = 2e9;
+  int threads = 0;  // 0: one per hardware thread
 };
 struct CheckArgs {
   std::string golden;

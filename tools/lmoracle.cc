@@ -10,6 +10,7 @@
 #include "oracle/claims_report.h"
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
+#include "golden_command.h"
 #include "verify_command.h"
 
 namespace {
@@ -52,6 +53,12 @@ int main(int argc, char** argv) {
 
   VerifyArgs verify_args;
   CLI::App* verify = add_verify_command(app, verify_args);
+  GoldenArgs golden_args;
+  CLI::App* golden = add_golden_command(app, golden_args);
+  CheckArgs check_args;
+  CLI::App* check = add_check_command(app, check_args);
+  RefArgs ref_args;
+  CLI::App* ref = add_ref_command(app, ref_args);
 
   // CLI11 would report an unknown subcommand as a missing one; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -85,6 +92,9 @@ int main(int argc, char** argv) {
     if (list->parsed()) return run_list(list_json);
     if (claims->parsed()) return lmo::oracle::run_claims(claims_opts, std::cout);
     if (verify->parsed()) return run_verify(verify_args);
+    if (golden->parsed()) return run_golden(golden_args);
+    if (check->parsed()) return run_check(check_args);
+    if (ref->parsed()) return run_ref(ref_args);
   } catch (const lmo::oracle::InputError& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";
     return 2;

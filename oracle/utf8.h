@@ -1,0 +1,16 @@
+// UTF-8 validation (RFC 3629 / Unicode 15 table 3-7): names and metadata in golden files are
+// text that other tools decode, so malformed bytes are rejected, not passed through.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace lmo::oracle {
+
+// Offset of the first byte that does not start or continue a well-formed UTF-8 sequence, or
+// nullopt when the whole text is well formed. Rejects overlong encodings, UTF-16 surrogates
+// (U+D800..U+DFFF), code points above U+10FFFF and truncated sequences.
+std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+}  // namespace lmo::oracle

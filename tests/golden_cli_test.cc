@@ -1,0 +1,170 @@
+// `lmoracle golden`, `check` and `ref` as a user runs them: files and manifest, exit codes 0 (all
+// pass), 1 (a kernel output fails), 2 (bad input: a missing tensor, a wrong shape, an unknown
+// dtype, a malformed file, a bad --shard), the --json report, and `ref` on one's own tensors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "oracle/safetensors.h"
+#include "tests/support/run_cli.h"
+
+namespace lmo::oracle {
+namespace {
+
+namespace fs = std::filesystem;
+using testdata::CliResult;
+
+CliResult run(const std::string& args, bool merge_stderr = true) {
+  return testdata::run_cli(LMO_BIN, args, merge_stderr);
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+class GoldenCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lmo_golden_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "cases.json") << R"({"cases": [
+      {"id": "t/silu", "op": "silu", "seed": 3, "formats": ["bf16", "f32"], "params": {"n": 40}},
+      {"id": "t/rms", "op": "rmsnorm", "seed": 4, "formats": ["f16"],
+       "params": {"rows": 2, "d": 32, "eps": 1e-6}}]})";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // The golden files of cases.json in folder "g".
+  SafetensorsContent make_golden() {
+    const CliResult r = run("golden --case-file " + path("cases.json") + " --out " + path("g"));
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "golden: 2 files")) << r.out;
+    return read_safetensors(path("g/t+silu.safetensors"));
+  }
+  void write_actual(const std::string& name, const std::string& tensor, const ref::Tensor& t) {
+    SafetensorsContent a;
+    a.tensors.emplace(tensor, t);
+    write_safetensors(path(name), a);
+  }
+  fs::path dir_;
+};
+
+TEST_F(GoldenCli, WritesFilesAndManifestThenSkipsThemOnAReRun) {
+  make_golden();
+  EXPECT_TRUE(fs::exists(path("g/t+rms.safetensors")));
+  const auto manifest = nlohmann::json::parse(std::ifstream(path("g/manifest.json")));
+  ASSERT_EQ(manifest["files"].size(), 2u);
+  EXPECT_EQ(manifest["files"][0]["case"], "t/rms");  // sorted by case ID
+  const CliResult again = run("golden --case-file " + path("cases.json") + " --out " + path("g"));
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_TRUE(contains(again.out, "0 written, 2 already up to date")) << again.out;
+}
+
+TEST_F(GoldenCli, CheckPassesTheGoldenValuesAndFailsATruncatingKernel) {
+  const SafetensorsContent g = make_golden();
+  write_actual("good.safetensors", "out.y", g.tensors.at("out.y.bf16"));
+  CliResult r = run("check --golden " + path("g/t+silu.safetensors") + " --actual " +
+                    path("good.safetensors"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "out.y (bf16): pass, 0 of 40 elements fail")) << r.out;
+
+  // bf16 by chopping the correctly rounded f32 values: some elements round the wrong way.
+  const ref::Tensor& f32 = g.tensors.at("out.y.f32");
+  ref::Tensor chopped(ref::DType::bf16, f32.shape());
+  for (int64_t i = 0; i < f32.numel(); ++i) chopped.set_bits(i, f32.bits(i) >> 16);
+  write_actual("bad.safetensors", "out.y", chopped);
+  r = run("check --json --golden " + path("g/t+silu.safetensors") + " --actual " +
+              path("bad.safetensors"),
+          false);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["pass"], false);
+  const auto& y = j["outputs"][0];
+  EXPECT_EQ(y["name"], "y");
+  EXPECT_GT(y["failed"].get<int>(), 0);
+  EXPECT_GE(y["worst_index"].get<int>(), 0);
+  EXPECT_EQ(y["worst_ulps"].get<int>(), 1);  // chopping is at most one bf16 ulp off
+  EXPECT_TRUE(contains(y["bound"].get<std::string>(), "ulp")) << y;
+}
+
+TEST_F(GoldenCli, BadInputExitsWithCodeTwoNamingTheFile) {
+  const SafetensorsContent g = make_golden();
+  const std::string golden = " --golden " + path("g/t+silu.safetensors") + " --actual ";
+  write_actual("missing.safetensors", "out.z", g.tensors.at("out.y.bf16"));
+  CliResult r = run("check" + golden + path("missing.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "missing.safetensors: out.y")) << r.out;
+  write_actual("shape.safetensors", "out.y", ref::Tensor(ref::DType::bf16, {41}));
+  r = run("check" + golden + path("shape.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "expected the shape [40]")) << r.out;
+  // An unknown dtype in the header.
+  const std::string header = R"({"out.y":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  bytes[0] = static_cast<char>(header.size());
+  std::ofstream(path("dtype.safetensors"), std::ios::binary) << bytes << header << "abcd";
+  r = run("check" + golden + path("dtype.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "dtype.safetensors: tensor \"out.y\" dtype")) << r.out;
+  // Not a safetensors file at all.
+  std::ofstream(path("junk.safetensors")) << "junk";
+  r = run("check" + golden + path("junk.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "junk.safetensors: header")) << r.out;
+  r = run("golden --case-file " + path("cases.json") + " --out " + path("s") + " --shard 3/3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--shard")) << r.out;
+}
+
+TEST_F(GoldenCli, ShardsMergeIntoTheManifestOfOneRun) {
+  make_golden();
+  std::string dirs;
+  for (int i = 0; i < 3; ++i) {
+    const std::string d = path("s" + std::to_string(i));
+    const CliResult r = run("golden --case-file " + path("cases.json") + " --out " + d +
+                            " --shard " + std::to_string(i) + "/3");
+    ASSERT_EQ(r.code, 0) << r.out;
+    dirs += " " + d;
+  }
+  const CliResult r = run("golden --merge" + dirs);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream a(path("s0/manifest.json")), b(path("g/manifest.json"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}),
+            std::string(std::istreambuf_iterator<char>(b), {}));
+}
+
+// `ref` on one's own tensors writes a golden file that `check` accepts: its outputs pass.
+TEST_F(GoldenCli, RefOnUserTensorsWritesAGoldenFileCheckAccepts) {
+  ref::Tensor x(ref::DType::f32, {5});
+  const double xs[] = {-3.5, -0.25, 0, 1e-3, 7};
+  for (int i = 0; i < 5; ++i) x.set(i, xs[i]);
+  write_actual("mine.safetensors", "x", x);
+  CliResult r = run("ref --op silu --param n=5 --in " + path("mine.safetensors") + " --out " +
+                    path("ref.safetensors") + " --format bf16");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const SafetensorsContent g = read_safetensors(path("ref.safetensors"));
+  ASSERT_TRUE(g.tensors.count("out.y.bf16") && g.tensors.count("out.y.f64")) << r.out;
+  // silu(0) = 0 and silu(7) = 7/(1 + e^-7) = 6.99362...: bf16 7.0 (spacing 2^-5 = 0.03125).
+  EXPECT_EQ(g.tensors.at("out.y.bf16").get(2), 0.0);
+  EXPECT_EQ(g.tensors.at("out.y.bf16").get(4), 7.0);
+  EXPECT_EQ(g.tensors.at("out.y.f64").get(4), 6.993622641639195);
+  write_actual("mine_out.safetensors", "out.y", g.tensors.at("out.y.bf16"));
+  r = run("check --golden " + path("ref.safetensors") + " --actual " +
+          path("mine_out.safetensors"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  // A missing input names the tensor the op needs.
+  r = run("ref --op rmsnorm --param rows=1 --param d=5 --param eps=1e-6 --in " +
+          path("mine.safetensors") + " --out " + path("r2.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "mine.safetensors")) << r.out;
+}
+
+}  // namespace
+}  // namespace lmo::oracle
