@@ -10,6 +10,7 @@
 #include "oracle/claims_report.h"
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
+#include "bench_command.h"
 #include "verify_command.h"
 
 namespace {
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
 
   VerifyArgs verify_args;
   CLI::App* verify = add_verify_command(app, verify_args);
+  BenchArgs bench_args;
+  CLI::App* bench = add_bench_command(app, bench_args);
 
   // CLI11 would report an unknown subcommand as a missing one; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) return run_list(list_json);
     if (claims->parsed()) return lmo::oracle::run_claims(claims_opts, std::cout);
     if (verify->parsed()) return run_verify(verify_args);
+    if (bench->parsed()) return run_bench(bench_args);
   } catch (const lmo::oracle::InputError& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";
     return 2;
