@@ -11,6 +11,7 @@
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
 #include "golden_command.h"
+#include "bench_command.h"
 #include "verify_command.h"
 
 namespace {
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
   CLI::App* check = add_check_command(app, check_args);
   RefArgs ref_args;
   CLI::App* ref = add_ref_command(app, ref_args);
+  BenchArgs bench_args;
+  CLI::App* bench = add_bench_command(app, bench_args);
 
   // CLI11 would report an unknown subcommand as a missing one; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
     if (golden->parsed()) return run_golden(golden_args);
     if (check->parsed()) return run_check(check_args);
     if (ref->parsed()) return run_ref(ref_args);
+    if (bench->parsed()) return run_bench(bench_args);
   } catch (const lmo::oracle::InputError& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";
     return 2;

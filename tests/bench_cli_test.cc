@@ -1,0 +1,90 @@
+// `lmoracle bench` as a user runs it: the JSON rows carry what the issue asks (op, backend,
+// format, size, bytes_per_s, ratio) with the bytes each kernel must move, every memory-bound op
+// is measured or named as not measured, and bad options are exit 2 naming the option. No timing
+// is asserted: speed is reported, never tested.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "support/run_cli.h"
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+lmo::testdata::CliResult run_cli(const std::string& args) {
+  return lmo::testdata::run_cli(LMO_BIN, args);
+}
+
+TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
+  const auto r = run_cli("bench --quick --json --format bf16 --format f32");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::set<std::string> ops;
+  for (const auto& row : j.at("rows")) {
+    ops.insert(row.at("op").get<std::string>());
+    EXPECT_TRUE(row.at("backend").get<std::string>().starts_with("fast-")) << row;
+    const std::string f = row.at("format");
+    EXPECT_TRUE(f == "bf16" || f == "f32") << row;
+    EXPECT_GT(row.at("bytes_per_s").get<double>(), 0) << row;
+    EXPECT_GT(row.at("memcpy_bytes_per_s").get<double>(), 0) << row;
+    EXPECT_NEAR(row.at("ratio").get<double>(),
+                row.at("bytes_per_s").get<double>() / row.at("memcpy_bytes_per_s").get<double>(),
+                1e-9 * row.at("ratio").get<double>());
+    EXPECT_GT(row.at("size").get<int64_t>(), 0);
+  }
+  EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
+  for (const char* op : {"rmsnorm", "layernorm", "softmax", "cross_entropy", "swiglu_gate",
+                         "geglu_gate", "softcap"}) {
+    EXPECT_TRUE(ops.count(op)) << op;
+  }
+  // Ops of the issue's list without a fast kernel are named, not silently dropped.
+  std::set<std::string> missing;
+  for (const auto& m : j.at("not_measured")) missing.insert(m.at("op").get<std::string>());
+  EXPECT_TRUE(missing.count("rope"));
+}
+
+TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
+  const auto r = run_cli("bench --quick --json --format bf16 --filter '^(softcap|swiglu_gate)$'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 2u) << r.out;
+  for (const auto& row : j.at("rows")) {
+    const int64_t n = row.at("size");
+    EXPECT_EQ(n, int64_t{1} << 20);
+    // bf16: 2 bytes an element; softcap reads z and writes y, a GLU gate reads two and writes one.
+    const int64_t arrays = row.at("op") == "softcap" ? 2 : 3;
+    EXPECT_EQ(row.at("bytes").get<int64_t>(), arrays * 2 * n) << row;
+  }
+}
+
+TEST(BenchCli, TableEndsWithHowToReadIt) {
+  const auto r = run_cli("bench --quick --format f16 --filter softcap");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "memcpy GB/s")) << r.out;
+  EXPECT_TRUE(contains(r.out, "softcap")) << r.out;
+  EXPECT_TRUE(contains(r.out, "ratio: over a memcpy of the same bytes in this run")) << r.out;
+}
+
+TEST(BenchCli, BadOptionsAreExit2NamingTheOption) {
+  struct Bad {
+    const char* args;
+    const char* names;
+  };
+  for (const Bad& b : {Bad{"bench --backend nope", "--backend"},
+                       Bad{"bench --backend gpu", "tools/gpu-check"},
+                       Bad{"bench --format e4m3", "--format"},
+                       Bad{"bench --threads 0", "--threads"},
+                       Bad{"bench --size 1000000000000", "--size"},
+                       Bad{"bench --repetitions 0", "--repetitions"},
+                       Bad{"bench --filter '('", "--filter"}}) {
+    const auto r = run_cli(b.args);
+    EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, b.names)) << b.args << "\n" << r.out;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,153 @@
+#include "bench_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+
+#include "bandwidth.h"
+#include "fast/target_scope.h"
+#include "fast/targets.h"
+#include "fast/threads.h"
+#include "fast_workloads.h"
+#include "oracle/case_error.h"
+
+namespace {
+
+using lmo::oracle::InputError;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// "fast" is the target dynamic dispatch picks; "fast-<target>" forces one supported target.
+std::optional<lmo::fast::SimdTarget> parse_backend(const std::string& name) {
+  std::string names = "fast";
+  for (const lmo::fast::SimdTarget& t : lmo::fast::compiled_targets()) {
+    if (!t.supported) continue;
+    if (name == "fast-" + lower(t.name)) return t;
+    names += ", fast-" + lower(t.name);
+  }
+  if (name == "fast") return std::nullopt;
+  throw InputError("command line", "--backend",
+                   "expected one of " + names +
+                       (name == "gpu" ? " (GPU benchmarks run on a machine with a device: "
+                                        "tools/gpu-check)"
+                                      : "") +
+                       ", got \"" + name + "\"");
+}
+
+std::vector<lmo::fast::Storage> parse_formats(const std::vector<std::string>& names) {
+  if (names.empty()) return {lmo::fast::Storage::f32, lmo::fast::Storage::bf16};
+  std::vector<lmo::fast::Storage> out;
+  for (const std::string& n : names) {
+    const auto s = lmo::fast::parse_storage(n);
+    if (!s) {
+      throw InputError("command line", "--format",
+                       "expected a fast/ storage format (f32, bf16, f16), got \"" + n + "\"");
+    }
+    out.push_back(*s);
+  }
+  return out;
+}
+
+std::string gbs(double bytes_per_s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", bytes_per_s / 1e9);
+  return b;
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
+  CLI::App* b = app.add_subcommand(
+      "bench", "Memory-bound kernels' bandwidth as a ratio to memcpy of the same traffic");
+  b->add_option("--backend", a.backend,
+                "fast (the dispatched SIMD target) or fast-<target> (see `lmoracle list`)");
+  b->add_option("--format", a.formats, "Storage formats (repeatable; default f32 and bf16)");
+  b->add_option("--filter", a.filter, "Regular expression searched in op names");
+  b->add_option("--threads", a.threads, "Threads of the fast kernels (default 1)");
+  b->add_option("--size", a.size, "Elements of each kernel's main input (default 2^25)");
+  b->add_option("--repetitions", a.repetitions, "Timed calls of each (median; default 5)");
+  b->add_flag("--quick", a.quick, "2^20 elements, 2 repetitions: a smoke run, not a measurement");
+  b->add_flag("--json", a.json, "Print JSON rows instead of a table");
+  return b;
+}
+
+int run_bench(const BenchArgs& a) {
+  const std::optional<lmo::fast::SimdTarget> forced = parse_backend(a.backend);
+  const std::vector<lmo::fast::Storage> formats = parse_formats(a.formats);
+  if (a.threads < 1 || a.threads > 1024) {
+    throw InputError("command line", "--threads", "expected 1 … 1024, got " + std::to_string(a.threads));
+  }
+  const int64_t size = a.quick ? int64_t{1} << 20 : a.size;
+  const int reps = a.quick ? 2 : a.repetitions;
+  // 2^30 elements of f32 are 4 GiB per array; beyond that a benchmark only measures swapping.
+  if (size < 4096 || size > (int64_t{1} << 30)) {
+    throw InputError("command line", "--size",
+                     "expected 4096 … 2^30 elements, got " + std::to_string(size));
+  }
+  if (reps < 1 || reps > 1000) {
+    throw InputError("command line", "--repetitions", "expected 1 … 1000, got " + std::to_string(reps));
+  }
+  std::regex filter;
+  try {
+    filter = std::regex(a.filter);
+  } catch (const std::regex_error& e) {
+    throw InputError("command line", "--filter",
+                     "expected a regular expression, got \"" + a.filter + "\" (" + e.what() + ")");
+  }
+  std::unique_ptr<lmo::fast::ScopedTarget> scope;
+  if (forced) scope = std::make_unique<lmo::fast::ScopedTarget>(*forced);
+  const std::string backend =
+      "fast-" + lower(forced ? forced->name : lmo::fast::dispatched_target());
+  lmo::fast::set_threads(a.threads);
+  const bool tty = !a.json && isatty(STDERR_FILENO);
+
+  nlohmann::json rows = nlohmann::json::array();
+  if (!a.json) {
+    std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape",
+                "GB/s", "memcpy GB/s", "ratio");
+  }
+  for (lmo::fast::Storage s : formats) {
+    for (const std::string& op : lmo::tools::fast_workload_ops()) {
+      if (!std::regex_search(op, filter)) continue;
+      const lmo::tools::Workload w = lmo::tools::fast_workload(op, s, size);
+      if (tty) std::fprintf(stderr, "\rbench: %s %s ...   ", w.op.c_str(), lmo::fast::storage_name(s).data());
+      const lmo::tools::BandwidthSample m = lmo::tools::measure_bandwidth(w.bytes, reps, w.run);
+      const std::string format(lmo::fast::storage_name(s));
+      rows.push_back({{"op", w.op}, {"backend", backend}, {"format", format},
+                      {"size", w.elements}, {"shape", w.shape}, {"bytes", w.bytes},
+                      {"threads", a.threads}, {"repetitions", m.repetitions},
+                      {"seconds", m.seconds}, {"bytes_per_s", m.bytes_per_s},
+                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
+      if (!a.json) {
+        std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", w.op.c_str(), backend.c_str(),
+                    format.c_str(), w.shape.c_str(), gbs(m.bytes_per_s).c_str(),
+                    gbs(m.memcpy_bytes_per_s).c_str(), m.ratio);
+      }
+    }
+  }
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  nlohmann::json missing = nlohmann::json::array();
+  for (const auto& [op, why] : lmo::tools::fast_workloads_missing()) {
+    if (!std::regex_search(op, filter)) continue;
+    missing.push_back({{"op", op}, {"reason", why}});
+    if (!a.json) std::printf("%-14s not measured: %s\n", op.c_str(), why.c_str());
+  }
+  if (a.json) {
+    std::cout << nlohmann::json{{"rows", rows}, {"not_measured", missing}}.dump(2) << "\n";
+  } else {
+    std::printf("bytes: each input read once and each output written once; ratio: over a memcpy "
+                "of the same bytes in this run; %d thread(s), median of %d\n",
+                a.threads, reps);
+  }
+  return 0;
+}

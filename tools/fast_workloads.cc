@@ -1,0 +1,166 @@
+#include "fast_workloads.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "fast/activations.h"
+#include "fast/convert.h"
+#include "fast/cross_entropy.h"
+#include "fast/glu.h"
+#include "fast/norms.h"
+#include "fast/softcap.h"
+#include "fast/softmax.h"
+
+namespace lmo::tools {
+namespace {
+
+using fast::Storage;
+
+// An array of n elements in storage s, filled with a fixed pattern in [-2, 2) (the values do not
+// change the traffic; they only have to be ordinary numbers: no subnormals, infinities or NaN).
+struct Array {
+  Array(Storage s, int64_t n, uint32_t salt) : bytes(static_cast<size_t>(n) * fast::storage_bytes(s)) {
+    std::vector<float> f(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t h = (static_cast<uint32_t>(i) + salt) * 2654435761u;
+      f[static_cast<size_t>(i)] = static_cast<float>(h >> 20) / 1024.0f - 2.0f;
+    }
+    fast::convert(Storage::f32, f.data(), s, bytes.data(), n);
+  }
+  void* data() { return bytes.data(); }
+  std::vector<unsigned char> bytes;
+};
+
+struct Arrays {
+  std::vector<Array> a;
+  std::vector<int64_t> targets;
+  std::vector<float> row_f32_a, row_f32_b;
+};
+
+int64_t width(Storage s) { return static_cast<int64_t>(fast::storage_bytes(s)); }
+
+Workload norm(Storage s, int64_t elements, bool layer) {
+  const int64_t d = 4096, rows = std::max<int64_t>(1, elements / d);
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, rows * d, 1);  // x
+  bufs->a.emplace_back(s, d, 2);         // gamma
+  bufs->a.emplace_back(s, d, 3);         // beta
+  bufs->a.emplace_back(s, rows * d, 4);  // y
+  Arrays* b = bufs.get();
+  Workload w;
+  w.op = layer ? "layernorm" : "rmsnorm";
+  w.shape = std::to_string(rows) + "x" + std::to_string(d);
+  w.elements = rows * d;
+  w.bytes = (2 * rows * d + (layer ? 2 : 1) * d) * width(s);
+  w.run = layer ? std::function<void()>([b, s, rows, d] {
+    fast::layernorm(s, b->a[0].data(), b->a[1].data(), b->a[2].data(), b->a[3].data(), rows, d,
+                    1e-5f);
+  })
+                : std::function<void()>([b, s, rows, d] {
+                    fast::rmsnorm(s, b->a[0].data(), b->a[1].data(), b->a[3].data(), rows, d,
+                                  1e-6f);
+                  });
+  w.buffers = bufs;
+  return w;
+}
+
+Workload softmax(Storage s, int64_t elements) {
+  const int64_t n = 32768, rows = std::max<int64_t>(1, elements / n);
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, rows * n, 5);
+  bufs->a.emplace_back(s, rows * n, 6);
+  Arrays* b = bufs.get();
+  Workload w;
+  w.op = "softmax";
+  w.shape = std::to_string(rows) + "x" + std::to_string(n);
+  w.elements = rows * n;
+  w.bytes = 2 * rows * n * width(s);
+  w.run = [b, s, rows, n] { fast::softmax(s, b->a[0].data(), b->a[1].data(), rows, n); };
+  w.buffers = bufs;
+  return w;
+}
+
+// Llama 3's vocabulary; z-loss 1e-4 (PaLM) and Gemma 2's final soft-cap 30: the fused pass with
+// every term switched on.
+Workload cross_entropy(Storage s, int64_t elements) {
+  const int64_t vocab = 128256, rows = std::max<int64_t>(1, elements / vocab);
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, rows * vocab, 7);  // logits
+  bufs->a.emplace_back(s, rows * vocab, 8);  // gradient
+  for (int64_t r = 0; r < rows; ++r) bufs->targets.push_back((r * 7919) % vocab);
+  bufs->row_f32_a.resize(static_cast<size_t>(rows));
+  bufs->row_f32_b.resize(static_cast<size_t>(rows));
+  Arrays* b = bufs.get();
+  Workload w;
+  w.op = "cross_entropy";
+  w.shape = std::to_string(rows) + "x" + std::to_string(vocab);
+  w.elements = rows * vocab;
+  // Logits in, gradient out, plus the targets in and loss and log Z out per row.
+  w.bytes = 2 * rows * vocab * width(s) + rows * (8 + 4 + 4);
+  w.run = [b, s, rows, vocab] {
+    fast::cross_entropy(s, b->a[0].data(), b->targets.data(), rows, vocab, 1e-4f, 30.0f,
+                        b->row_f32_a.data(), b->row_f32_b.data(), b->a[1].data());
+  };
+  w.buffers = bufs;
+  return w;
+}
+
+Workload glu(Storage s, int64_t elements, fast::Activation act, const char* name) {
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, elements, 9);
+  bufs->a.emplace_back(s, elements, 10);
+  bufs->a.emplace_back(s, elements, 11);
+  Arrays* b = bufs.get();
+  Workload w;
+  w.op = name;
+  w.shape = std::to_string(elements);
+  w.elements = elements;
+  w.bytes = 3 * elements * width(s);
+  w.run = [b, s, elements, act] {
+    fast::glu_gate(act, s, b->a[0].data(), b->a[1].data(), b->a[2].data(), elements);
+  };
+  w.buffers = bufs;
+  return w;
+}
+
+Workload softcap(Storage s, int64_t elements) {
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, elements, 12);
+  bufs->a.emplace_back(s, elements, 13);
+  Arrays* b = bufs.get();
+  Workload w;
+  w.op = "softcap";
+  w.shape = std::to_string(elements);
+  w.elements = elements;
+  w.bytes = 2 * elements * width(s);
+  w.run = [b, s, elements] { fast::softcap(s, b->a[0].data(), b->a[1].data(), elements, 30.0f); };
+  w.buffers = bufs;
+  return w;
+}
+
+}  // namespace
+
+const std::vector<std::string>& fast_workload_ops() {
+  static const std::vector<std::string> ops = {"rmsnorm",     "layernorm",  "softmax", "cross_entropy",
+                                               "swiglu_gate", "geglu_gate", "softcap"};
+  return ops;
+}
+
+Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
+  if (op == "rmsnorm") return norm(s, elements, false);
+  if (op == "layernorm") return norm(s, elements, true);
+  if (op == "softmax") return softmax(s, elements);
+  if (op == "cross_entropy") return cross_entropy(s, elements);
+  if (op == "swiglu_gate") return glu(s, elements, fast::Activation::silu, "swiglu_gate");
+  if (op == "geglu_gate") return glu(s, elements, fast::Activation::gelu, "geglu_gate");
+  if (op == "softcap") return softcap(s, elements);
+  throw std::invalid_argument("fast_workload: no workload named " + op);
+}
+
+std::vector<std::pair<std::string, std::string>> fast_workloads_missing() {
+  return {{"rope", "no fast/ RoPE kernel yet (issue #6)"},
+          {"attention", "no fast/ attention kernel yet (issue #6): no GFLOP/s against sgemm"}};
+}
+
+}  // namespace lmo::tools

@@ -1,0 +1,37 @@
+// The memory-bound fast/ kernels as benchmark workloads: each owns its buffers (sized well beyond
+// the caches), knows the bytes it must move, and runs one kernel call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fast/storage.h"
+
+namespace lmo::tools {
+
+struct Workload {
+  std::string op;      // as in the oracle's op names (cross_entropy is with z-loss and soft-cap)
+  std::string shape;   // e.g. "8192x4096"
+  int64_t elements = 0;
+  // Compulsory traffic of one call: every input read once, every output written once.
+  int64_t bytes = 0;
+  std::function<void()> run;
+  std::shared_ptr<void> buffers;  // keeps the workload's arrays alive
+};
+
+// The memory-bound kernels of fast/, in a fixed order: rmsnorm, layernorm, softmax,
+// cross_entropy, swiglu_gate, geglu_gate, softcap.
+const std::vector<std::string>& fast_workload_ops();
+// One of them in storage s, with about `elements` elements in its main input (rounded down to
+// whole rows). Made one at a time, so that only one workload's arrays are alive. Throws
+// std::invalid_argument for an op not in the list.
+Workload fast_workload(const std::string& op, fast::Storage s, int64_t elements);
+
+// Memory-bound ops of the catalog that have no fast/ kernel yet, with the reason: reported, not
+// silently left out.
+std::vector<std::pair<std::string, std::string>> fast_workloads_missing();
+
+}  // namespace lmo::tools
