@@ -68,7 +68,7 @@ void read_heads(ParamReader& r, AttentionParams& p) {
                     "KV head ⌊j·g/h⌋), got " +
                     std::to_string(p.kv_heads));
   }
-  p.head_dim = r.integer("d", 1, 4096);
+  p.head_dim = r.integer("d", 1, kMaxWidth);
   p.softcap = r.real("softcap", 0, 1e6, 0.0);
   p.input_std = r.real("qk_std", 1e-3, 1e3, 1.0);
 }
@@ -76,13 +76,14 @@ void read_heads(ParamReader& r, AttentionParams& p) {
 std::unique_ptr<Op> make_attention(ParamReader& r) {
   AttentionParams p;
   read_heads(r, p);
-  p.tokens = r.integer("tokens", 1, 1 << 16);
+  p.tokens = r.integer("tokens", 1, kMaxRows);
   const std::string mask = r.choice("mask", {"none", "causal", "window", "document"});
   if (mask == "none") p.mask = ref::MaskKind::kNone;
   if (mask == "causal") p.mask = ref::MaskKind::kCausal;
   if (mask == "window") {
     p.mask = ref::MaskKind::kSlidingWindow;
-    p.window = r.integer("window", 1, p.tokens);
+    // A window longer than the sequence is legal (a short prompt to Mistral): it hides nothing.
+    p.window = r.integer("window", 1, kMaxPosition);
   }
   if (mask == "document") {
     p.mask = ref::MaskKind::kDocument;
@@ -100,8 +101,8 @@ std::unique_ptr<Op> make_decode(ParamReader& r) {
   AttentionParams p;
   p.decode = true;
   read_heads(r, p);
-  p.tokens = r.integer("cache_len", 1, 1 << 20);
-  p.window = r.integer("window", 0, p.tokens, 0);
+  p.tokens = r.integer("cache_len", 1, kMaxRows);
+  p.window = r.integer("window", 0, kMaxPosition, 0);
   p.mask = p.window > 0 ? ref::MaskKind::kSlidingWindow : ref::MaskKind::kCausal;
   return std::make_unique<AttentionOp>(p);
 }

@@ -31,12 +31,12 @@ void add_mla_ops(std::vector<OpInfo>& ops) {
                  [](ParamReader& r) {
                    MlaDecodeParams p;
                    p.heads = r.integer("h", 1, kMaxHeads);
-                   p.head_dim = r.integer("d_h", 1, 4096);
-                   p.rope_dim = r.integer("d_rope", 2, 4096);
+                   p.head_dim = r.integer("d_h", 1, kMaxWidth);
+                   p.rope_dim = r.integer("d_rope", 2, kMaxWidth);
                    if (p.rope_dim % 2 != 0)
                      r.fail("d_rope", "expected an even number (RoPE pairs)");
-                   p.latent_dim = r.integer("d_c", 1, 1 << 14);
-                   p.cache_len = r.integer("cache_len", 1, 1 << 20);
+                   p.latent_dim = r.integer("d_c", 1, kMaxWidth);
+                   p.cache_len = r.integer("cache_len", 1, kMaxRows);
                    p.rope_base = r.real("rope_base", 1, 1e12, 10000.0);
                    p.layout = r.choice("rope_layout", {"interleaved", "half_split"},
                                        "interleaved") == "interleaved"

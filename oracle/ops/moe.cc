@@ -54,7 +54,7 @@ namespace {
 RouterParams read_router(ParamReader& r) {
   RouterParams p;
   p.tokens = r.integer("tokens", 1, kMaxRows);
-  p.experts = r.integer("experts", 1, 1 << 16);
+  p.experts = r.integer("experts", 1, kMaxWidth);
   p.top_k = r.integer("top_k", 1, p.experts);
   p.score = r.choice("score", {"sigmoid", "softmax"}) == "sigmoid" ? ref::RouterScore::kSigmoid
                                                                    : ref::RouterScore::kSoftmax;
