@@ -1,5 +1,6 @@
 #include "oracle/ops/moe.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
