@@ -35,6 +35,9 @@ const std::vector<OpInfo>& op_registry() {
     add_norm_ops(v);
     add_activation_ops(v);
     add_softmax_ops(v);
+    add_attention_ops(v);
+    add_mla_ops(v);
+    add_moe_ops(v);
     return v;
   }();
   return ops;

@@ -260,6 +260,48 @@ MlaAbsorbedWeights<T> mla_absorb(const MlaWeights<T>& w, const MlaConfig& c) {
   return a;
 }
 
+// The absorbed query q̃_{t,i} = q^C_{t,i} W^UK_iᵀ (rows of q_c: T × h·d_h; result T × h·d_c):
+// q̃_{t,i}[r] = Σ_k q^C_{t,i}[k] W^UK[r, i·d_h + k], so that q^C_{t,i}·k^C_{j,i} = q̃_{t,i}·c^KV_j.
+// Each entry is a dot product over d_h accumulated in Acc.
+template <class T, class Acc = T>
+Mat<T> mla_absorbed_query(const Mat<T>& q_c, const Mat<T>& w_uk, const MlaConfig& c) {
+  const int64_t nh = c.heads, dh = c.head_dim, dc = c.kv_latent_dim;
+  Mat<T> q_tilde(q_c.rows, nh * dc);
+  for (int64_t t = 0; t < q_c.rows; ++t) {
+    for (int64_t i = 0; i < nh; ++i) {
+      const std::span<const T> qi =
+          q_c.row(t).subspan(static_cast<size_t>(i * dh), static_cast<size_t>(dh));
+      for (int64_t r = 0; r < dc; ++r) {
+        const std::span<const T> uk =
+            w_uk.row(r).subspan(static_cast<size_t>(i * dh), static_cast<size_t>(dh));
+        q_tilde(t, i * dc + r) = convert<T>(dot<T, Acc>(qi, uk));
+      }
+    }
+  }
+  return q_tilde;
+}
+
+// Eq. 46 in the absorbed form: the rows of [q̃; q^R] (q_r already rotated) attend causally, as
+// the last rows of the sequence, over the cached latents [c^KV_j; k^R_j] with ONE key/value head
+// shared by every query head (MQA), the values being the latents themselves. Returns each head's
+// output in the latent space, T × h·d_c (W^UV is applied afterwards, folded into W̃^O). scale:
+// mla_scale(c), i.e. eq. 46's 1/√(d_h + d_h^R), not 1/√(d_c + d_h^R) of the latent width.
+template <class T, class Acc = T>
+Mat<T> mla_latent_attention(const Mat<T>& q_tilde, const Mat<T>& q_r,
+                            const MlaLatentCache<T>& cache, const MlaConfig& c, const mp& scale) {
+  const int64_t nh = c.heads, dr = c.rope_dim, dc = c.kv_latent_dim;
+  const Mat<T> q = mla_concat_heads(q_tilde, dc, q_r, dr, nh, false);
+  const Mat<T> k = mla_concat_heads(cache.c_kv, dc, cache.k_r, dr, 1, false);
+  AttentionConfig cfg;
+  cfg.heads = nh;
+  cfg.kv_heads = 1;  // every head reads the same latents
+  cfg.head_dim = dc + dr;
+  cfg.value_dim = dc;
+  cfg.scale = scale;
+  cfg.mask = MaskKind::kCausal;
+  return attention<T, Acc>(q, k, cache.c_kv, cfg);
+}
+
 // Appends the latents of the rows of h (at positions cache.length() …) to the cache and returns
 // u for those rows, attending causally over everything cached.
 template <class T, class Acc = T>
@@ -268,7 +310,7 @@ Mat<T> mla_absorbed_attend(const Mat<T>& h, const MlaAbsorbedWeights<T>& w, cons
   validate_mla_projections(w.w_dq, w.w_uq, w.w_qr, w.w_dkv, w.w_uk, w.w_kr, c, where);
   validate_mla_shape(w.w_o_absorbed, c.heads * c.kv_latent_dim, c.model_dim, "w_o_absorbed", where);
   validate_mla_input(h.cols, c, where);
-  const int64_t nh = c.heads, dh = c.head_dim, dr = c.rope_dim, dc = c.kv_latent_dim;
+  const int64_t nh = c.heads, dr = c.rope_dim, dc = c.kv_latent_dim;
   if (cache.length() == 0) {
     cache.c_kv = Mat<T>(0, dc);
     cache.k_r = Mat<T>(0, dr);
@@ -287,29 +329,8 @@ Mat<T> mla_absorbed_attend(const Mat<T>& h, const MlaAbsorbedWeights<T>& w, cons
   const Mat<T> c_q = matmul<T, Acc>(h, w.w_dq);                                 // eq. 37
   const Mat<T> q_c = matmul<T, Acc>(c_q, w.w_uq);                               // eq. 38
   const Mat<T> q_r = mla_rope_rows(matmul<T, Acc>(c_q, w.w_qr), nh, first, c);  // eq. 39
-  // q̃_{t,i}[r] = Σ_k q^C_{t,i}[k] W^UK[r, i·d_h + k]: q^C_{t,i} W^UK_iᵀ.
-  Mat<T> q_tilde(h.rows, nh * dc);
-  for (int64_t t = 0; t < h.rows; ++t) {
-    for (int64_t i = 0; i < nh; ++i) {
-      const std::span<const T> qi =
-          q_c.row(t).subspan(static_cast<size_t>(i * dh), static_cast<size_t>(dh));
-      for (int64_t r = 0; r < dc; ++r) {
-        const std::span<const T> uk =
-            w.w_uk.row(r).subspan(static_cast<size_t>(i * dh), static_cast<size_t>(dh));
-        q_tilde(t, i * dc + r) = convert<T>(dot<T, Acc>(qi, uk));
-      }
-    }
-  }
-  const Mat<T> q = mla_concat_heads(q_tilde, dc, q_r, dr, nh, false);
-  const Mat<T> k = mla_concat_heads(cache.c_kv, dc, cache.k_r, dr, 1, false);
-  AttentionConfig cfg;
-  cfg.heads = nh;
-  cfg.kv_heads = 1;  // every head reads the same latents
-  cfg.head_dim = dc + dr;
-  cfg.value_dim = dc;
-  cfg.scale = mla_scale(c);  // eq. 46's scale, not 1/√(d_c + d_h^R)
-  cfg.mask = MaskKind::kCausal;
-  const Mat<T> o_latent = attention<T, Acc>(q, k, cache.c_kv, cfg);  // T × h·d_c
+  const Mat<T> o_latent = mla_latent_attention<T, Acc>(mla_absorbed_query<T, Acc>(q_c, w.w_uk, c),
+                                                       q_r, cache, c, mla_scale(c));
   return matmul<T, Acc>(o_latent, w.w_o_absorbed);
 }
 

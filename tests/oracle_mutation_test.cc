@@ -12,6 +12,7 @@ namespace lmo::oracle {
 namespace {
 
 using lmo::testing::careful_f32;
+using lmo::testing::expect_caught;
 using lmo::testing::Harness;
 using nlohmann::json;
 using ref::Format;
@@ -22,14 +23,6 @@ json norm_case(double eps, double x_std) {
   c["params"]["eps"] = eps;
   c["inputs"]["x"] = {{"dist", "normal"}, {"mean", 0}, {"std", x_std}};
   return c;
-}
-
-// The correct kernel passes and the mutant fails, with the failure on the policy step.
-void expect_caught(Harness& h, const lmo::testing::Kernel& mutant) {
-  const VerifyRow good = h.judge("careful-f32", careful_f32);
-  EXPECT_TRUE(good.pass) << good.detail;
-  const VerifyRow bad = h.judge("mutant", mutant);
-  EXPECT_FALSE(bad.pass) << "the mutant passed: max ulp " << bad.max_ulps;
 }
 
 TEST(Mutants, RmsNormWithEps1e5WhereTheCaseSays1e6) {

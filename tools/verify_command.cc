@@ -85,7 +85,10 @@ int run_verify(const VerifyArgs& a) {
                 "judging %.1f s\n",
                 r.times.inputs, r.times.reference, r.times.naive, r.times.backends,
                 r.times.judging);
-    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed\n";
+    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed";
+    // Backends without a kernel for an op (or a format) skip it; say so, it is not a pass.
+    if (r.skipped > 0) std::cout << ", " << r.skipped << " skipped (unsupported by the backend)";
+    std::cout << "\n";
   }
   return r.failed > 0 ? 1 : 0;
 }

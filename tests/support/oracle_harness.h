@@ -3,6 +3,8 @@
 // (mutants) and correct ones.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -95,6 +97,20 @@ class Harness {
 // A correct kernel: the reference formula computed in f32, each operation rounded once.
 inline oracle::Outputs<double> careful_f32(const oracle::RunContext& ctx) {
   return ctx.op.simulated(ref::Format::f32, ctx.in);
+}
+
+// The correct kernel (careful_f32) passes on the harness's case and the mutant fails, caught by
+// the tolerance policy (a wrong value or set), not by a crash or an unwritten output.
+inline void expect_caught(Harness& h, const Kernel& mutant) {
+  const oracle::VerifyRow good = h.judge("careful-f32", careful_f32);
+  EXPECT_TRUE(good.pass) << good.detail;
+  const oracle::VerifyRow bad = h.judge("mutant", mutant);
+  EXPECT_FALSE(bad.pass) << "the mutant passed: max ulp " << bad.max_ulps;
+  bool by_policy = false;
+  for (const oracle::OutputVerdict& o : bad.outputs) {
+    by_policy |= o.verdict.reason == oracle::FailReason::kPolicy;
+  }
+  EXPECT_TRUE(by_policy) << bad.detail;
 }
 
 }  // namespace lmo::testing

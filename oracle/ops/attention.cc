@@ -1,0 +1,122 @@
+#include "oracle/ops/attention.h"
+
+#include <string>
+
+#include "oracle/ops/families.h"
+#include "oracle/ops/limits.h"
+#include "reference/kv_cache.h"
+
+namespace lmo::oracle {
+
+ref::AttentionConfig attention_config(const AttentionParams& p) {
+  ref::AttentionConfig c;
+  c.heads = p.heads;
+  c.kv_heads = p.kv_heads;
+  c.head_dim = p.head_dim;
+  c.mask = p.mask;
+  c.window = p.window;
+  if (p.mask == ref::MaskKind::kDocument) {
+    c.document_ids.assign(static_cast<size_t>(p.tokens), 0);
+    for (int64_t start : p.doc_starts) {
+      for (int64_t j = start; j < p.tokens; ++j) ++c.document_ids[static_cast<size_t>(j)];
+    }
+  }
+  if (p.softcap > 0) c.soft_cap = ref::mp(p.softcap);
+  return c;
+}
+
+std::vector<InputDecl> AttentionOp::inputs() const {
+  const int64_t hd = p_.heads * p_.head_dim, gd = p_.kv_heads * p_.head_dim;
+  return {{"q", {p_.queries(), hd}, Dist::kNormal, 0, p_.input_std},
+          {"k", {p_.tokens, gd}, Dist::kNormal, 0, p_.input_std},
+          {"v", {p_.tokens, gd}, Dist::kNormal, 0, 1}};
+}
+
+std::vector<OutputDecl> AttentionOp::outputs() const {
+  return {{"o", {p_.queries(), p_.heads * p_.head_dim}}};
+}
+
+template <class T>
+Outputs<T> AttentionOp::compute(const InputSet& in) const {
+  const int64_t hd = p_.heads * p_.head_dim, gd = p_.kv_heads * p_.head_dim;
+  const ref::Mat<T> q(p_.queries(), hd, in.values<T>("q"));
+  const ref::Mat<T> k(p_.tokens, gd, in.values<T>("k"));
+  const ref::Mat<T> v(p_.tokens, gd, in.values<T>("v"));
+  Outputs<T> out(1);
+  if (!p_.decode) {
+    out[0].values = ref::attention<T>(q, k, v, cfg_).data;
+    return out;
+  }
+  // F16: the cache holds the t − 1 earlier steps; the decode step appends the current token's
+  // k and v (the last rows) and attends with q over all t.
+  ref::KvCache<T> cache(p_.kv_heads, p_.head_dim, p_.head_dim);
+  for (int64_t j = 0; j + 1 < p_.tokens; ++j) cache.append(k.row(j), v.row(j));
+  out[0].values =
+      ref::decode_step<T>(q.row(0), k.row(p_.tokens - 1), v.row(p_.tokens - 1), cache, cfg_);
+  return out;
+}
+
+namespace {
+
+// h, g (a divisor of h), d, soft-cap and the input scale: what both ops read.
+void read_heads(ParamReader& r, AttentionParams& p) {
+  p.heads = r.integer("h", 1, kMaxHeads);
+  p.kv_heads = r.integer("g", 1, kMaxHeads);
+  if (p.heads % p.kv_heads != 0) {
+    r.fail("g", "expected a divisor of h = " + std::to_string(p.heads) +
+                    " (query head j reads "
+                    "KV head ⌊j·g/h⌋), got " +
+                    std::to_string(p.kv_heads));
+  }
+  p.head_dim = r.integer("d", 1, kMaxWidth);
+  p.softcap = r.real("softcap", 0, 1e6, 0.0);
+  p.input_std = r.real("qk_std", 1e-3, 1e3, 1.0);
+}
+
+std::unique_ptr<Op> make_attention(ParamReader& r) {
+  AttentionParams p;
+  read_heads(r, p);
+  p.tokens = r.integer("tokens", 1, kMaxRows);
+  const std::string mask = r.choice("mask", {"none", "causal", "window", "document"});
+  if (mask == "none") p.mask = ref::MaskKind::kNone;
+  if (mask == "causal") p.mask = ref::MaskKind::kCausal;
+  if (mask == "window") {
+    p.mask = ref::MaskKind::kSlidingWindow;
+    // A window longer than the sequence is legal (a short prompt to Mistral): it hides nothing.
+    p.window = r.integer("window", 1, kMaxPosition);
+  }
+  if (mask == "document") {
+    p.mask = ref::MaskKind::kDocument;
+    p.doc_starts = r.integers("doc_starts", 1, p.tokens - 1);
+    for (size_t i = 1; i < p.doc_starts.size(); ++i) {
+      if (p.doc_starts[i] <= p.doc_starts[i - 1]) {
+        r.fail("doc_starts", "expected strictly increasing start positions");
+      }
+    }
+  }
+  return std::make_unique<AttentionOp>(p);
+}
+
+std::unique_ptr<Op> make_decode(ParamReader& r) {
+  AttentionParams p;
+  p.decode = true;
+  read_heads(r, p);
+  p.tokens = r.integer("cache_len", 1, kMaxRows);
+  p.window = r.integer("window", 0, kMaxPosition, 0);
+  p.mask = p.window > 0 ? ref::MaskKind::kSlidingWindow : ref::MaskKind::kCausal;
+  return std::make_unique<AttentionOp>(p);
+}
+
+}  // namespace
+
+void add_attention_ops(std::vector<OpInfo>& ops) {
+  ops.push_back({"attention", "F15",
+                 "softmax(QKᵀ/√d (soft-capped) + mask) V; h query heads on g KV heads; causal, "
+                 "sliding window, document mask",
+                 make_attention});
+  ops.push_back({"attention_decode", "F15, F16",
+                 "one query token against a KV cache of cache_len tokens (GQA, optional window)",
+                 make_decode});
+}
+
+}  // namespace lmo::oracle

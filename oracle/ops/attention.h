@@ -1,0 +1,53 @@
+// Oracle ops of F15/F16: attention (prefill, T queries against T keys with the catalog's masks,
+// GQA/MQA sharing and soft-capped logits) and attention_decode (one query token against a KV
+// cache of t tokens, the last of which is the current token's k and v: F16's decode step).
+// Inputs q [T_q, h·d], k and v [T_k, g·d] in attention.h's layout (query head j reads KV head
+// ⌊j·g/h⌋); output o [T_q, h·d], judged as one tensor (the FlashAttention rule).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oracle/op_generic.h"
+#include "reference/attention.h"
+
+namespace lmo::oracle {
+
+struct AttentionParams {
+  bool decode = false;   // attention_decode: one query, keys are the cache
+  int64_t heads = 1;     // h
+  int64_t kv_heads = 1;  // g, a divisor of h
+  int64_t tokens = 1;    // T_k: the sequence (prefill) or the cache length with the new token
+  int64_t head_dim = 1;  // d (= d_v)
+  ref::MaskKind mask = ref::MaskKind::kCausal;
+  int64_t window = 0;               // kSlidingWindow: w, key j visible iff 0 ≤ i − j < w
+  std::vector<int64_t> doc_starts;  // kDocument: first position of each document after the first
+  double softcap = 0;               // 0: none; else s ↦ cap·tanh(s/cap) on the scaled logits
+  double input_std = 1;             // standard deviation of q and k
+
+  int64_t queries() const { return decode ? 1 : tokens; }
+};
+
+// The reference's configuration for these parameters (document ids from doc_starts).
+ref::AttentionConfig attention_config(const AttentionParams& p);
+
+class AttentionOp : public GenericOp<AttentionOp> {
+ public:
+  explicit AttentionOp(AttentionParams p) : p_(std::move(p)), cfg_(attention_config(p_)) {}
+  const AttentionParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  // QKᵀ and PV (2d operations each per visible pair and head) plus the softmax's exp and divide.
+  double cost() const override {
+    return static_cast<double>(p_.queries()) * static_cast<double>(p_.tokens) *
+           static_cast<double>(p_.heads) * (4.0 * static_cast<double>(p_.head_dim) + 40.0);
+  }
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  AttentionParams p_;
+  ref::AttentionConfig cfg_;
+};
+
+}  // namespace lmo::oracle

@@ -1,0 +1,83 @@
+// Oracle op of F19: mla_decode, one decode step of absorbed Multi-head Latent Attention over a
+// cache of t latents (what FlashMLA computes). Inputs, for the token at position t − 1:
+//   q_c  [1, h·d_h]   the content query q^C (after W^UQ);
+//   q_r  [1, h·d_h^R] the rotary query before RoPE (rotated here at position t − 1, F10);
+//   c_kv [t, d_c]     the cached latents c^KV (the last row is the current token's);
+//   k_r  [t, d_h^R]   the cached shared rotary key k^R, as cached: already rotated;
+//   w_uk [d_c, h·d_h] W^UK, absorbed into the query: q̃_i = q^C_i W^UK_iᵀ.
+// Output o [1, h·d_c]: each head's softmax([q̃_i; q^R_i]·[c^KV_j; k^R_j] / √(d_h + d_h^R)) c^KV,
+// the latent output that W̃^O = W^UV W^O multiplies afterwards (reference/mla.h).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+#include "reference/mla.h"
+
+namespace lmo::oracle {
+
+struct MlaDecodeParams {
+  int64_t heads = 1;       // n_h
+  int64_t head_dim = 1;    // d_h
+  int64_t rope_dim = 2;    // d_h^R
+  int64_t latent_dim = 1;  // d_c
+  int64_t cache_len = 1;   // t
+  double rope_base = 10000;
+  ref::RopeLayout layout = ref::RopeLayout::kInterleaved;
+
+  ref::MlaConfig config() const {
+    ref::MlaConfig c;
+    c.heads = heads;
+    c.head_dim = head_dim;
+    c.rope_dim = rope_dim;
+    c.kv_latent_dim = latent_dim;
+    c.rope_base = ref::mp(rope_base);
+    c.rope_layout = layout;
+    return c;
+  }
+};
+
+// The decode step with the softmax scale given (the op passes ref::mla_scale; the oracle's
+// mutation tests pass wrong ones), every operation in T.
+template <class T>
+std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in,
+                                 const ref::mp& scale) {
+  const ref::MlaConfig c = p.config();
+  const int64_t t = p.cache_len;
+  const ref::Mat<T> q_c(1, p.heads * p.head_dim, in.values<T>("q_c"));
+  const ref::Mat<T> q_r(1, p.heads * p.rope_dim, in.values<T>("q_r"));
+  const ref::Mat<T> w_uk(p.latent_dim, p.heads * p.head_dim, in.values<T>("w_uk"));
+  ref::MlaLatentCache<T> cache;
+  cache.c_kv = ref::Mat<T>(t, p.latent_dim, in.values<T>("c_kv"));
+  cache.k_r = ref::Mat<T>(t, p.rope_dim, in.values<T>("k_r"));
+  return ref::mla_latent_attention<T>(ref::mla_absorbed_query<T>(q_c, w_uk, c),
+                                      ref::mla_rope_rows(q_r, p.heads, t - 1, c), cache, c, scale)
+      .data;
+}
+
+class MlaDecodeOp : public GenericOp<MlaDecodeOp> {
+ public:
+  explicit MlaDecodeOp(MlaDecodeParams p) : p_(p) {}
+  const MlaDecodeParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  // The absorption (h·d_c·d_h) and, per head, QKᵀ and PV over the cache.
+  double cost() const override {
+    const double h = static_cast<double>(p_.heads), dc = static_cast<double>(p_.latent_dim);
+    return 2 * h * dc * static_cast<double>(p_.head_dim) +
+           h * static_cast<double>(p_.cache_len) *
+               (4 * dc + 2 * static_cast<double>(p_.rope_dim) + 40);
+  }
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const {
+    Outputs<T> out(1);
+    out[0].values = mla_decode_latent<T>(p_, in, ref::mla_scale(p_.config()));
+    return out;
+  }
+
+ private:
+  MlaDecodeParams p_;
+};
+
+}  // namespace lmo::oracle
