@@ -46,9 +46,10 @@ SafetensorsContent user_reference(const std::string& op_name,
       for (int64_t e : d.shape) want += (want.empty() ? "" : ", ") + std::to_string(e);
       throw InputError(fname, it->first, "expected the shape [" + want + "] the parameters imply");
     }
-    if (d.dtype ? ref::is_float(t.dtype()) : !ref::is_float(t.dtype())) {
+    const bool want_float = !d.dtype || ref::is_float(*d.dtype);  // a fixed dtype may be real
+    if (want_float != ref::is_float(t.dtype())) {
       throw InputError(fname, it->first,
-                       d.dtype ? "expected integers (I64, I32 or U8)" : "expected floating point");
+                       want_float ? "expected floating point" : "expected integers (I64, I32 or U8)");
     }
     if (!d.dtype && fmt.empty()) fmt = std::string(ref::dtype_name(t.dtype()));
     in.add(d.name, t);
