@@ -35,6 +35,9 @@ const std::vector<OpInfo>& op_registry() {
     add_norm_ops(v);
     add_activation_ops(v);
     add_softmax_ops(v);
+    add_positional_ops(v);
+    add_rope_ops(v);
+    add_ffn_ops(v);
     return v;
   }();
   return ops;

@@ -12,5 +12,8 @@ namespace lmo::oracle {
 void add_norm_ops(std::vector<OpInfo>& ops);
 void add_activation_ops(std::vector<OpInfo>& ops);
 void add_softmax_ops(std::vector<OpInfo>& ops);
+void add_positional_ops(std::vector<OpInfo>& ops);
+void add_rope_ops(std::vector<OpInfo>& ops);
+void add_ffn_ops(std::vector<OpInfo>& ops);
 
 }  // namespace lmo::oracle
