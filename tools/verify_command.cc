@@ -85,7 +85,9 @@ int run_verify(const VerifyArgs& a) {
                 "judging %.1f s\n",
                 r.times.inputs, r.times.reference, r.times.naive, r.times.backends,
                 r.times.judging);
-    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed\n";
+    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed";
+    if (r.skipped > 0) std::cout << ", " << r.skipped << " not run (unsupported)";
+    std::cout << "\n";
   }
   return r.failed > 0 ? 1 : 0;
 }
