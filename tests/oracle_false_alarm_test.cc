@@ -6,51 +6,17 @@
 // (oracle/philox.h through InputStream), so the sweep is the same on every run.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/inputs.h"
-#include "oracle/verify.h"
+#include "support/oracle_sweep.h"
 
 namespace lmo::oracle {
 namespace {
 
+using lmo::testing::Draw;
+using lmo::testing::sweep;
 using nlohmann::json;
-
-constexpr int kCasesPerFamily = 1000;
-
-class Draw {
- public:
-  explicit Draw(std::string_view family) : s_(20261122, family) {}
-  uint64_t bits() {
-    const auto r = s_.draw(i_++);
-    return static_cast<uint64_t>(r[0]) | static_cast<uint64_t>(r[1]) << 32;
-  }
-  int64_t between(int64_t lo, int64_t hi) {  // [lo, hi]
-    return lo + static_cast<int64_t>(bits() % static_cast<uint64_t>(hi - lo + 1));
-  }
-  double log_uniform(double lo, double hi) {  // lo·(hi/lo)^u
-    const double u = static_cast<double>(bits() >> 11) * 0x1p-53;
-    return lo * std::pow(hi / lo, u);
-  }
-  template <class T>
-  const T& pick(const std::vector<T>& v) {
-    return v[static_cast<size_t>(between(0, static_cast<int64_t>(v.size()) - 1))];
-  }
-
- private:
-  InputStream s_;
-  uint64_t i_ = 0;
-};
-
-json formats(Draw& d) {
-  static const std::vector<std::vector<std::string>> kChoices = {
-      {"f32"}, {"bf16"}, {"f16"}, {"f32", "bf16"}, {"bf16", "f16"}, {"f32", "bf16", "f16"}};
-  return d.pick(kChoices);
-}
 
 json norm_case(Draw& d) {
   json c = {{"op", d.pick<std::string>({"rmsnorm", "rmsnorm_gemma", "layernorm"})},
@@ -89,30 +55,6 @@ json softmax_case(Draw& d) {
     c["params"]["softcap"] = d.pick<double>({0.0, 0.0, 30.0, 5.0});
   }
   return c;
-}
-
-// backends: names, or {} for every backend of verify's default run (fast-* included).
-void sweep(const std::string& family, const std::function<json(Draw&)>& make,
-           const std::vector<std::string>& backend_names) {
-  Draw d(family);
-  std::vector<Case> cases;
-  for (int i = 0; i < kCasesPerFamily; ++i) {
-    json c = make(d);
-    c["id"] = family + "/" + std::to_string(i);
-    c["seed"] = d.bits();
-    c["formats"] = formats(d);
-    cases.push_back(parse_case(c, "<sweep " + family + ">", "case " + std::to_string(i)));
-  }
-  const auto all = available_backends();
-  const std::vector<Backend*> backends = select_backends(all, backend_names);
-  const VerifyReport r = verify(cases, backends, VerifyOptions{});
-  EXPECT_EQ(r.cases, kCasesPerFamily);
-  EXPECT_EQ(r.failed, 0);
-  for (const VerifyRow& row : r.rows) {
-    if (!row.pass) ADD_FAILURE() << row.case_id << " [" << row.backend << ", "
-                                 << ref::format_name(row.format) << "]: " << row.detail;
-  }
-  EXPECT_GE(r.passed, 2 * kCasesPerFamily);
 }
 
 // Norms on the reference backends only: the fast LayerNorm, which sums the row in f32 lanes,
