@@ -9,27 +9,43 @@
 
 namespace lmo::oracle {
 
+PositionRange read_position_range(ParamReader& r, const char* max_key) {
+  PositionRange p;
+  p.max = r.integer(max_key, 1, kMaxPosition);
+  p.min = r.integer("min_position", 0, kMaxPosition, 0);
+  if (p.min >= p.max) {
+    r.fail("min_position",
+           "expected min_position < " + std::string(max_key) + " (" + std::to_string(p.max) + ")");
+  }
+  return p;
+}
+
+InputDecl positions_input(int64_t tokens, PositionRange range) {
+  return {"positions",
+          {tokens},
+          Dist::kUniformInt,
+          static_cast<double>(range.min),
+          static_cast<double>(range.max),
+          ref::DType::i64};
+}
+
 std::vector<InputDecl> PositionalOp::inputs() const {
-  const auto positions = [&](int64_t n) {
-    return InputDecl("positions", {n}, Dist::kUniformInt, static_cast<double>(p_.min_position),
-                     static_cast<double>(p_.max_position), ref::DType::i64);
-  };
   switch (p_.kind) {
     case PositionalKind::kSinusoidal:
-      return {positions(p_.tokens)};
+      return {positions_input(p_.tokens, p_.positions)};
     case PositionalKind::kLearned:
       // Uniform tables (PyTorch's default initialization is uniform too): no transcendental per
       // element, so a table of 10^6 entries is generated in well under a second. Token rows are
       // wider than position rows, so the sum rounds in every format.
       return {{"token_table", {p_.vocab, p_.d}, Dist::kUniform, -0.5, 0.5},
-              {"position_table", {p_.max_position, p_.d}, Dist::kUniform, -0.1, 0.1},
+              {"position_table", {p_.positions.max, p_.d}, Dist::kUniform, -0.1, 0.1},
               {"token_ids",
                {p_.tokens},
                Dist::kUniformInt,
                0,
                static_cast<double>(p_.vocab),
                ref::DType::i64},
-              positions(p_.tokens)};
+              positions_input(p_.tokens, p_.positions)};
     case PositionalKind::kShaw:
       return {{"q", {p_.n_q, p_.d}, Dist::kNormal, 0, 1},
               {"k", {p_.n_k, p_.d}, Dist::kNormal, 0, 1},
@@ -138,17 +154,6 @@ Outputs<T> PositionalOp::compute(const InputSet& in) const {
 
 namespace {
 
-// Positions uniform in [min_position, max_position): long-context values (10^5 … 10^6) are the
-// point, so the range reaches kMaxPosition.
-void read_position_range(ParamReader& r, PositionalParams& p, const char* max_key) {
-  p.max_position = r.integer(max_key, 1, kMaxPosition);
-  p.min_position = r.integer("min_position", 0, kMaxPosition, 0);
-  if (p.min_position >= p.max_position) {
-    r.fail("min_position", "expected min_position < " + std::string(max_key) + " (" +
-                               std::to_string(p.max_position) + ")");
-  }
-}
-
 std::unique_ptr<Op> make_sinusoidal(ParamReader& r) {
   PositionalParams p;
   p.kind = PositionalKind::kSinusoidal;
@@ -157,7 +162,7 @@ std::unique_ptr<Op> make_sinusoidal(ParamReader& r) {
   if (p.d % 2 != 0)
     r.fail("d", "expected an even width (sin and cos pairs), got " + std::to_string(p.d));
   p.base = r.real("base", 1.0 + 1e-9, 1e12, 10000.0);
-  read_position_range(r, p, "max_position");
+  p.positions = read_position_range(r, "max_position");
   return std::make_unique<PositionalOp>(p);
 }
 
@@ -168,8 +173,8 @@ std::unique_ptr<Op> make_learned(ParamReader& r) {
   p.d = r.integer("d", 1, kMaxWidth);
   p.vocab = r.integer("vocab", 1, kMaxWidth);
   // The position table's rows: the largest position is max_positions − 1.
-  read_position_range(r, p, "max_positions");
-  const double entries = static_cast<double>(p.d) * static_cast<double>(p.vocab + p.max_position);
+  p.positions = read_position_range(r, "max_positions");
+  const double entries = static_cast<double>(p.d) * static_cast<double>(p.vocab + p.positions.max);
   if (entries > static_cast<double>(int64_t{1} << 28)) {
     r.fail("max_positions", "expected the two tables to hold at most 2^28 values, got " +
                                 std::to_string(static_cast<int64_t>(entries)));

@@ -17,15 +17,24 @@ namespace lmo::oracle {
 
 enum class PositionalKind : uint8_t { kSinusoidal, kLearned, kShaw, kT5 };
 
+// Integer positions (i64) uniform in [min, max): long-context values (10^5 … 10^6) are the point,
+// so max reaches kMaxPosition. Shared with rope.h.
+struct PositionRange {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+// Reads max_key (required) and "min_position" (default 0), with min < max.
+PositionRange read_position_range(ParamReader& r, const char* max_key);
+// The input "positions" [tokens] drawn from the range.
+InputDecl positions_input(int64_t tokens, PositionRange range);
+
 struct PositionalParams {
   PositionalKind kind = PositionalKind::kSinusoidal;
   int64_t tokens = 0;   // kSinusoidal, kLearned
   int64_t d = 0;        // kSinusoidal, kLearned: the model width; kShaw: d_k
   double base = 10000;  // kSinusoidal
-  // kSinusoidal, kLearned: positions are uniform in [min_position, max_position) (kLearned:
-  // max_position is the position table's row count).
-  int64_t min_position = 0;
-  int64_t max_position = 0;
+  // kSinusoidal, kLearned: the positions' range (kLearned: max is the position table's rows).
+  PositionRange positions;
   int64_t vocab = 0;           // kLearned
   int64_t n_q = 0, n_k = 0;    // kShaw: query and key rows; kT5: query_len and key_len
   int64_t max_relative = 0;    // kShaw: K

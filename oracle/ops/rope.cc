@@ -26,12 +26,7 @@ void write_exact_table(const RopeParams& p, const InputSet& earlier, ref::Tensor
 
 std::vector<InputDecl> RopeOp::inputs() const {
   std::vector<InputDecl> v = {{"x", {p_.tokens, width()}, Dist::kNormal, 0, 1},
-                              {"positions",
-                               {p_.tokens},
-                               Dist::kUniformInt,
-                               static_cast<double>(p_.min_position),
-                               static_cast<double>(p_.max_position),
-                               ref::DType::i64}};
+                              positions_input(p_.tokens, p_.positions)};
   if (p_.from_table) {
     InputDecl table("cos_sin", {p_.tokens, p_.rotary_dims}, Dist::kUniform, 0, 1,
                     p_.table_in_storage ? std::nullopt : std::optional(ref::DType::f32));
@@ -120,12 +115,7 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
                  ? ref::RopeLayout::kInterleaved
                  : ref::RopeLayout::kHalfSplit;
   p.base = r.real("base", 1.0 + 1e-9, 1e12, 10000.0);
-  p.max_position = r.integer("max_position", 1, kMaxPosition);
-  p.min_position = r.integer("min_position", 0, kMaxPosition, 0);
-  if (p.min_position >= p.max_position) {
-    r.fail("min_position",
-           "expected min_position < max_position (" + std::to_string(p.max_position) + ")");
-  }
+  p.positions = read_position_range(r, "max_position");
   read_scaling(r, p);
   if (from_table) p.table_in_storage = r.choice("table", {"f32", "storage"}, "f32") == "storage";
   if (static_cast<double>(p.tokens) * static_cast<double>(p.heads * p.head_dim) >

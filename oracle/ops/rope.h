@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "oracle/op_generic.h"
+#include "oracle/ops/positional.h"
 #include "reference/rope.h"
 #include "reference/rope_scaling.h"
 
@@ -45,8 +46,7 @@ struct RopeParams {
   int64_t rotary_dims = 0;  // r ≤ head_dim, even
   ref::RopeLayout layout = ref::RopeLayout::kHalfSplit;
   double base = 10000;
-  int64_t min_position = 0;
-  int64_t max_position = 0;
+  PositionRange positions;
   RopeScalingRule scaling = RopeScalingRule::kNone;
   double factor = 1;                                 // s
   int64_t original_context = 0;                      // yarn, llama31
