@@ -4,6 +4,7 @@
 // same case must pass. Each mutant is a bug real kernels have shipped with.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "oracle/op_generic.h"
@@ -172,6 +173,33 @@ TEST(PositionalOps, CorrectlyRoundedOutputsAlwaysPass) {
       const VerifyRow r = h.judge("exact", exact_rounded);
       EXPECT_TRUE(r.pass) << r.detail;
       EXPECT_EQ(r.max_ulps, 0);
+    }
+  }
+}
+
+// rope_table's derived input: row t of cos_sin holds cos(p_t θ_k), then sin(p_t θ_k), each
+// rounded once to the table's format (f32, or the storage format), checked against libm in
+// double (θ_k = 10000^(−2k/r); below 2^16 the double angle is within 10^-11 rad, far inside
+// half an f32 ulp of almost every value).
+TEST(PositionalOps, RopeTableInputIsTheRoundedCosSinOfEachPosition) {
+  for (const char* table : {"f32", "storage"}) {
+    json c = json::parse(R"({"id": "t", "op": "rope_table", "seed": 61, "formats": ["bf16"],
+        "params": {"tokens": 8, "heads": 1, "head_dim": 16, "layout": "half_split",
+                   "max_position": 65536}})");
+    c["params"]["table"] = table;
+    Harness h(c, Format::bf16);
+    const ref::Tensor& t = h.inputs().at("cos_sin");
+    const Format f = std::string(table) == "f32" ? Format::f32 : Format::bf16;
+    SCOPED_TRACE(table);
+    ASSERT_EQ(t.dtype(), ref::format_dtype(f));
+    const std::vector<int64_t> pos = h.inputs().ints("positions");
+    for (int64_t row = 0; row < 8; ++row) {
+      for (int64_t k = 0; k < 8; ++k) {
+        const double angle =
+            static_cast<double>(pos[static_cast<size_t>(row)]) * std::pow(10000.0, -k / 8.0);
+        EXPECT_EQ(t.bits(row * 16 + k), ref::encode(f, std::cos(angle))) << row << " " << k;
+        EXPECT_EQ(t.bits(row * 16 + 8 + k), ref::encode(f, std::sin(angle))) << row << " " << k;
+      }
     }
   }
 }
