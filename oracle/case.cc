@@ -152,10 +152,10 @@ std::vector<InputDecl> case_inputs(const Case& c, const Op& op) {
     const std::string at = c.path + ".inputs." + it.key();
     auto d = std::find_if(decls.begin(), decls.end(),
                           [&](const InputDecl& x) { return x.name == it.key(); });
-    if (d == decls.end() || d->dtype) {
+    if (d == decls.end() || d->dtype || d->computed) {
       std::string names;
       for (const InputDecl& x : decls) {
-        if (!x.dtype) names += (names.empty() ? "" : ", ") + x.name;
+        if (!x.dtype && !x.computed) names += (names.empty() ? "" : ", ") + x.name;
       }
       throw InputError(c.file, at, "not a real input of op " + c.op + " (its real inputs: " +
                                        names + ")");

@@ -38,6 +38,9 @@ const std::vector<OpInfo>& op_registry() {
     add_attention_ops(v);
     add_mla_ops(v);
     add_moe_ops(v);
+    add_positional_ops(v);
+    add_rope_ops(v);
+    add_ffn_ops(v);
     return v;
   }();
   return ops;

@@ -23,6 +23,8 @@ namespace lmo::oracle {
 
 enum class Dist : uint8_t { kNormal, kUniform, kUniformInt };
 
+class InputSet;
+
 // One input tensor: its name (the Philox stream is keyed by it), shape and distribution.
 struct InputDecl {
   InputDecl(std::string n, std::vector<int64_t> s, Dist d, double lo_or_mean, double hi_or_std,
@@ -34,8 +36,12 @@ struct InputDecl {
   Dist dist = Dist::kNormal;
   double a = 0, b = 1;  // kNormal: mean, stddev; kUniform: [a, b); kUniformInt: [a, b)
   // Integer inputs (targets, positions) have a fixed dtype; real inputs take the case's storage
-  // format.
+  // format unless they fix theirs (a RoPE cos/sin table kept in f32).
   std::optional<ref::DType> dtype;
+  // A derived input (a RoPE cos/sin table): its values are a function of the inputs declared
+  // before it, written into the allocated tensor by this function instead of a Philox draw (dist,
+  // a and b are unused). It is not random, so a case cannot override its distribution.
+  std::function<void(const InputSet& earlier, ref::Tensor& t)> computed;
 };
 
 // One output tensor.

@@ -61,8 +61,10 @@ constexpr PolicyEntry kTable[] = {
     // Positional encodings.
     {"sinusoidal_pe", "", naive_policy(),
      "sin/cos of p·10000^(−2i/d), phase rounded first: only an absolute bound holds near zeros"},
+    // rope_table's row said "phase rounded first", but its kernel forms no phase: the cos/sin
+    // table is an input (ops/rope.h), so what it computes is the rotation alone.
     {"rope_table", "", naive_policy(),
-     "cos/sin of p·θ_k, phase rounded first: only an absolute bound holds near zeros"},
+     "x_a·c − x_b·s from the given table: products and a difference, cancellation: absolute"},
     {"rope", "", naive_policy(),
      "x·cos − y·sin with a rounded phase: cancellation, absolute error"},
     {"learned_position", "", ulp_policy(0, 0, kMargin),

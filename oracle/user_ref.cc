@@ -61,10 +61,11 @@ SafetensorsContent user_reference(const std::string& op_name,
                        "expected the shape " + shape_text(d.shape) + " the parameters imply, got " +
                            shape_text(t.shape()));
     }
-    if (d.dtype ? ref::is_float(t.dtype()) : !ref::is_float(t.dtype())) {
+    const bool want_float = !d.dtype || ref::is_float(*d.dtype);  // a fixed dtype may be real
+    if (want_float != ref::is_float(t.dtype())) {
       throw InputError(fname, it->first,
-                       d.dtype ? "expected integers (I64, I32 or U8)"
-                               : "expected floating point (F64, F32, F16, BF16, F8_E4M3, F8_E5M2)");
+                       want_float ? "expected floating point (F64, F32, F16, BF16, F8_E4M3, F8_E5M2)"
+                                  : "expected integers (I64, I32 or U8)");
     }
     // Without --format the outputs take the first real input's format.
     if (!d.dtype && fmt.empty()) fmt = std::string(ref::dtype_name(t.dtype()));

@@ -1,5 +1,6 @@
 #include "oracle/verify.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -156,10 +157,18 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
       ++done;
       std::vector<Backend*> runnable;
       for (Backend* b : backends) {
-        if (b->unsupported(c, *op, storage).empty()) {
+        const std::string why = b->unsupported(c, *op, storage);
+        if (why.empty()) {
           runnable.push_back(b);
-        } else {
-          ++rep.skipped;
+          continue;
+        }
+        ++rep.skipped;
+        auto s = std::find_if(rep.skips.begin(), rep.skips.end(),
+                              [&](const VerifyReport::Skip& k) { return k.reason == why; });
+        if (s == rep.skips.end()) s = rep.skips.insert(rep.skips.end(), {why, {}, 0});
+        ++s->count;
+        if (std::find(s->backends.begin(), s->backends.end(), b->name()) == s->backends.end()) {
+          s->backends.push_back(b->name());
         }
       }
       if (runnable.empty()) continue;
@@ -221,6 +230,12 @@ std::string to_table(const VerifyReport& r) {
     out += "  " + row.case_id + " [" + row.backend + ", " + fmt(row.format) +
            "]: " + row.detail + "\n";
   }
+  if (!r.skips.empty()) out += "\nnot run (unsupported, not a failure):\n";
+  for (const VerifyReport::Skip& s : r.skips) {
+    std::string names;
+    for (const std::string& b : s.backends) names += (names.empty() ? "" : ", ") + b;
+    out += "  " + s.reason + ": " + names + " (" + std::to_string(s.count) + " case-format runs)\n";
+  }
   return out;
 }
 
@@ -251,11 +266,16 @@ nlohmann::json to_json(const VerifyReport& r) {
                     {"outputs", outs},
                     {"seconds", row.seconds}});
   }
+  nlohmann::json skips = nlohmann::json::array();
+  for (const VerifyReport::Skip& s : r.skips) {
+    skips.push_back({{"reason", s.reason}, {"backends", s.backends}, {"count", s.count}});
+  }
   return {{"rows", rows},
           {"cases", r.cases},
           {"passed", r.passed},
           {"failed", r.failed},
           {"skipped", r.skipped},
+          {"skips", skips},
           {"seconds",
            {{"inputs", r.times.inputs},
             {"reference", r.times.reference},

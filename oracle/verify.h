@@ -57,6 +57,14 @@ struct VerifyReport {
   int64_t passed = 0;
   int64_t failed = 0;
   int64_t skipped = 0;  // (case, format, backend) combinations a backend does not support
+  // Why they were skipped: per reason (Backend::unsupported), the backends that gave it, in order
+  // of first appearance, and how many combinations it covers. Not a verdict: nothing ran.
+  struct Skip {
+    std::string reason;
+    std::vector<std::string> backends;
+    int64_t count = 0;
+  };
+  std::vector<Skip> skips;
   VerifyTimes times;
 };
 

@@ -7,7 +7,6 @@
 // the sweep is the same on every run.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,9 +16,8 @@ namespace lmo::oracle {
 namespace {
 
 using lmo::testing::Draw;
+using lmo::testing::sweep;
 using nlohmann::json;
-
-constexpr int kCasesPerFamily = 1000;
 
 json norm_case(Draw& d) {
   json c = {{"op", d.pick<std::string>({"rmsnorm", "rmsnorm_gemma", "layernorm"})},
@@ -58,11 +56,6 @@ json softmax_case(Draw& d) {
     c["params"]["softcap"] = d.pick<double>({0.0, 0.0, 30.0, 5.0});
   }
   return c;
-}
-
-void sweep(const std::string& family, const std::function<json(Draw&)>& make,
-           const std::vector<std::string>& backend_names) {
-  lmo::testing::sweep(family, kCasesPerFamily, make, backend_names, 2 * kCasesPerFamily);
 }
 
 // Norms on the reference backends only: the fast LayerNorm, which sums the row in f32 lanes,

@@ -13,6 +13,7 @@ namespace {
 
 using lmo::testing::careful_f32;
 using lmo::testing::expect_caught;
+using lmo::testing::exact_rounded;
 using lmo::testing::Harness;
 using nlohmann::json;
 using ref::Format;
@@ -124,16 +125,7 @@ TEST(Mutants, CorrectlyRoundedOutputsAlwaysPass) {
                             "params": {"rows": 2, "vocab": 4096, "z_loss": 1e-4,
                                        "softcap": 30}})"}) {
     Harness h(json::parse(c), Format::bf16);
-    const VerifyRow r = h.judge("exact", [](const RunContext& x) {
-      const Outputs<ref::mp>& e = x.exact();
-      Outputs<double> o(e.size());
-      for (size_t k = 0; k < e.size(); ++k) {
-        for (const ref::mp& v : e[k].values) {
-          o[k].values.push_back(ref::decode<double>(Format::bf16, ref::encode(Format::bf16, v)));
-        }
-      }
-      return o;
-    });
+    const VerifyRow r = h.judge("exact", exact_rounded);
     EXPECT_TRUE(r.pass) << r.detail;
     EXPECT_EQ(r.max_ulps, 0);
   }

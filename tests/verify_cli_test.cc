@@ -200,6 +200,73 @@ INSTANTIATE_TEST_SUITE_P(
 
 #undef CASE
 
+#define OP_CASE(op, params) \
+  R"({"cases": [{"id": "x", "op": ")" op R"(", "seed": 1, "formats": ["f32"], "params": )" params "}]}"
+#define ROPE "\"tokens\": 2, \"heads\": 1, \"head_dim\": 8, \"max_position\": 100"
+
+// The positional, RoPE and FFN ops read their parameters with the same checks.
+INSTANTIATE_TEST_SUITE_P(
+    PositionalRopeFfn, MalformedCase,
+    ::testing::Values(
+        Malformed{"rope_odd_rotary", OP_CASE("rope", "{" ROPE R"(, "layout": "interleaved",
+                  "rotary_dims": 5})"), "cases[0].params.rotary_dims", "expected an even number"},
+        Malformed{"rope_rotary_too_wide", OP_CASE("rope", "{" ROPE R"(, "layout": "interleaved",
+                  "rotary_dims": 10})"), "cases[0].params.rotary_dims", "expected an integer in [2, 8]"},
+        Malformed{"rope_layout", OP_CASE("rope", "{" ROPE R"(, "layout": "neox"})"),
+                  "cases[0].params.layout", "expected one of"},
+        Malformed{"rope_positions", OP_CASE("rope", "{" ROPE R"(, "layout": "half_split",
+                  "min_position": 100})"), "cases[0].params.min_position", "max_position"},
+        Malformed{"rope_llama31_factors", OP_CASE("rope", "{" ROPE R"(, "layout": "half_split",
+                  "scaling": "llama31", "factor": 8, "low_freq_factor": 4,
+                  "high_freq_factor": 1})"), "cases[0].params.high_freq_factor", "low_freq_factor"},
+        Malformed{"rope_yarn_needs_context", OP_CASE("rope", "{" ROPE R"(, "layout": "half_split",
+                  "scaling": "yarn", "factor": 40})"), "cases[0].params.original_context",
+                  "but it is missing"},
+        Malformed{"rope_param_of_another_scaling", OP_CASE("rope", "{" ROPE R"(,
+                  "layout": "half_split", "scaling": "pi", "factor": 4, "beta_fast": 32})"),
+                  "cases[0].params.beta_fast", "unknown parameter"},
+        Malformed{"rope_table_override", R"({"cases": [{"id": "x", "op": "rope_table", "seed": 1,
+                  "formats": ["f32"], "params": {)" ROPE R"(, "layout": "half_split"},
+                  "inputs": {"cos_sin": {"dist": "normal", "mean": 0, "std": 1}}}]})",
+                  "cases[0].inputs.cos_sin", "not a real input"},
+        Malformed{"sinusoidal_odd_d", OP_CASE("sinusoidal_pe", R"({"tokens": 2, "d": 7,
+                  "max_position": 10})"), "cases[0].params.d", "expected an even width"},
+        Malformed{"t5_max_distance", OP_CASE("t5_bias", R"({"heads": 1, "query_len": 2,
+                  "key_len": 2, "num_buckets": 32, "max_distance": 8})"),
+                  "cases[0].params.max_distance", "expected an integer in [17,"},
+        Malformed{"ffn_activation", OP_CASE("ffn", R"({"tokens": 1, "d": 4, "d_ff": 8,
+                  "activation": "swish"})"), "cases[0].params.activation", "expected one of"},
+        Malformed{"glu_has_no_bias", OP_CASE("glu_ffn", R"({"tokens": 1, "d": 4, "d_ff": 8,
+                  "activation": "silu", "bias": true})"), "cases[0].params.bias",
+                  "unknown parameter"}));
+
+#undef ROPE
+#undef OP_CASE
+
+// An op without a fast kernel: the fast backends do not run it, and verify says so below the
+// table, as something not run, not as a failure (exit code 0).
+TEST(VerifyCli, BackendsWithoutAKernelAreReportedAsNotRun) {
+  const Result r = run("verify --case-file " + write_case_file("rope.json", R"({"cases": [
+      {"id": "r", "op": "rope", "seed": 1, "formats": ["f32", "bf16"],
+       "params": {"tokens": 2, "heads": 1, "head_dim": 8, "layout": "half_split",
+                  "max_position": 131072}}]})"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Result list = run("list --json");
+  const nlohmann::json listing = nlohmann::json::parse(list.out);
+  int64_t fast = 0;
+  for (const auto& b : listing["backends"]) {
+    fast += b["name"].get<std::string>().rfind("fast-", 0) == 0 && b["default"].get<bool>();
+  }
+  EXPECT_TRUE(contains(r.out, "verify: 6 passed, 0 failed")) << r.out;  // ref, ref-f64, ref-f32
+  if (fast > 0) {
+    EXPECT_TRUE(contains(r.out, ", " + std::to_string(2 * fast) + " skipped"))
+        << r.out;
+    EXPECT_TRUE(contains(r.out, "not run (unsupported, not a failure):")) << r.out;
+    EXPECT_TRUE(contains(r.out, "no fast kernel for rope: fast-")) << r.out;
+    EXPECT_FALSE(contains(r.out, "FAIL")) << r.out;
+  }
+}
+
 TEST(VerifyCli, AMissingCaseFileIsExit2) {
   const Result r = run("verify --case-file /nonexistent/cases.json");
   EXPECT_EQ(r.code, 2) << r.out;

@@ -15,5 +15,8 @@ void add_softmax_ops(std::vector<OpInfo>& ops);
 void add_attention_ops(std::vector<OpInfo>& ops);
 void add_mla_ops(std::vector<OpInfo>& ops);
 void add_moe_ops(std::vector<OpInfo>& ops);
+void add_positional_ops(std::vector<OpInfo>& ops);
+void add_rope_ops(std::vector<OpInfo>& ops);
+void add_ffn_ops(std::vector<OpInfo>& ops);
 
 }  // namespace lmo::oracle

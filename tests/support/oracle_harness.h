@@ -8,11 +8,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "oracle/backend.h"
 #include "oracle/case.h"
@@ -67,7 +66,10 @@ class Harness {
   }
 
   oracle::RunContext ctx() {
-    return {c_, *op_, storage_, in_,
+    return {c_,
+            *op_,
+            storage_,
+            in_,
             [this]() -> const oracle::Outputs<ref::mp>& {
               if (!exact_) exact_ = op_->exact(in_);
               return *exact_;
@@ -111,6 +113,19 @@ inline void expect_caught(Harness& h, const Kernel& mutant) {
     by_policy |= o.verdict.reason == oracle::FailReason::kPolicy;
   }
   EXPECT_TRUE(by_policy) << bad.detail;
+}
+
+// The exact values rounded once to the storage format (what the `ref` backend stores): the
+// judge's floor, which every policy must accept.
+inline oracle::Outputs<double> exact_rounded(const oracle::RunContext& ctx) {
+  const oracle::Outputs<ref::mp>& e = ctx.exact();
+  oracle::Outputs<double> o(e.size());
+  for (size_t k = 0; k < e.size(); ++k) {
+    for (const ref::mp& v : e[k].values) {
+      o[k].values.push_back(ref::decode<double>(ctx.storage, ref::encode(ctx.storage, v)));
+    }
+  }
+  return o;
 }
 
 }  // namespace lmo::testing

@@ -80,4 +80,11 @@ inline void sweep(const std::string& family, int count,
   EXPECT_GE(r.passed, min_passed);
 }
 
+// The usual sweep: kCasesPerFamily cases, at least two passing rows per case.
+inline constexpr int kCasesPerFamily = 1000;
+inline void sweep(const std::string& family, const std::function<nlohmann::json(Draw&)>& make,
+                  const std::vector<std::string>& backend_names) {
+  sweep(family, kCasesPerFamily, make, backend_names, 2 * kCasesPerFamily);
+}
+
 }  // namespace lmo::testing

@@ -1,0 +1,42 @@
+// Oracle ops of the feed-forward sublayers (reference/ffn.h), on x [tokens, d] → y [tokens, d]:
+//   ffn      F03/F04: act(x W1 (+ b1)) W2 (+ b2), W1 [d, d_ff], W2 [d_ff, d]; "bias": true is
+//            F03's biased form (with ReLU, the original Transformer; GPT-2 uses GELU-tanh);
+//   glu_ffn  F05: (act(x W) ⊙ x V) W2, W and V [d, d_ff], W2 [d_ff, d]: ReGLU, GeGLU, GeGLU-tanh
+//            (Gemma), SwiGLU (Llama, PaLM) by "activation".
+// Every product accumulates in the compute type (a naive kernel's GEMM) and is rounded once.
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+#include "reference/activation_kind.h"
+
+namespace lmo::oracle {
+
+struct FfnParams {
+  bool gated = false;  // glu_ffn
+  bool bias = false;   // ffn only
+  ref::Activation act = ref::Activation::kReLU;
+  int64_t tokens = 0;
+  int64_t d = 0;
+  int64_t d_ff = 0;
+};
+
+class FfnOp : public GenericOp<FfnOp> {
+ public:
+  explicit FfnOp(FfnParams p) : p_(p) {}
+  const FfnParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override { return {{"y", {p_.tokens, p_.d}}}; }
+  double cost() const override {
+    return (p_.gated ? 6.0 : 4.0) * static_cast<double>(p_.tokens) * static_cast<double>(p_.d) *
+           static_cast<double>(p_.d_ff);
+  }
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  FfnParams p_;
+};
+
+}  // namespace lmo::oracle

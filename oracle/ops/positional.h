@@ -1,0 +1,62 @@
+// Oracle ops of the additive and relative position encodings (reference/positional.h):
+//   sinusoidal_pe     F07: positions [tokens] (i64) → pe [tokens, d];
+//   learned_position  F08: token_table [vocab, d], position_table [max_positions, d], token_ids
+//                     and positions [tokens] (i64) → h [tokens, d], h_t = V[id_t] + U[pos_t];
+//   shaw_logits       F09 (Shaw et al.): q [n_q, d_k], k [n_k, d_k], rel_k [2K + 1, d_k]
+//                     → e [n_q, n_k], e_ij = q_i·(k_j + rel_k[clip(j − i, −K, K) + K]) / √d_k;
+//   t5_bias           F09 (T5): table [num_buckets, heads] → bias [heads, query_len, key_len],
+//                     queries at positions query_offset + i, keys at 0 … key_len − 1.
+// RoPE (F10, F11) is in rope.h.
+#pragma once
+
+#include <cstdint>
+
+#include "oracle/op_generic.h"
+
+namespace lmo::oracle {
+
+enum class PositionalKind : uint8_t { kSinusoidal, kLearned, kShaw, kT5 };
+
+// Integer positions (i64) uniform in [min, max): long-context values (10^5 … 10^6) are the point,
+// so max reaches kMaxPosition. Shared with rope.h.
+struct PositionRange {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+// Reads max_key (required) and "min_position" (default 0), with min < max.
+PositionRange read_position_range(ParamReader& r, const char* max_key);
+// The input "positions" [tokens] drawn from the range.
+InputDecl positions_input(int64_t tokens, PositionRange range);
+
+struct PositionalParams {
+  PositionalKind kind = PositionalKind::kSinusoidal;
+  int64_t tokens = 0;   // kSinusoidal, kLearned
+  int64_t d = 0;        // kSinusoidal, kLearned: the model width; kShaw: d_k
+  double base = 10000;  // kSinusoidal
+  // kSinusoidal, kLearned: the positions' range (kLearned: max is the position table's rows).
+  PositionRange positions;
+  int64_t vocab = 0;           // kLearned
+  int64_t n_q = 0, n_k = 0;    // kShaw: query and key rows; kT5: query_len and key_len
+  int64_t max_relative = 0;    // kShaw: K
+  int64_t heads = 0;           // kT5
+  int64_t num_buckets = 32;    // kT5
+  int64_t max_distance = 128;  // kT5
+  bool bidirectional = false;  // kT5
+  int64_t query_offset = 0;    // kT5
+};
+
+class PositionalOp : public GenericOp<PositionalOp> {
+ public:
+  explicit PositionalOp(PositionalParams p) : p_(p) {}
+  const PositionalParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  double cost() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+
+ private:
+  PositionalParams p_;
+};
+
+}  // namespace lmo::oracle

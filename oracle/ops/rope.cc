@@ -1,0 +1,140 @@
+#include "oracle/ops/rope.h"
+
+#include "oracle/ops/families.h"
+#include "oracle/ops/limits.h"
+
+namespace lmo::oracle {
+namespace {
+
+// The cos_sin input of rope_table (rope.h): the exact table of the case's positions, rounded
+// once to the tensor's format.
+void write_exact_table(const RopeParams& p, const InputSet& earlier, ref::Tensor& t) {
+  std::vector<ref::mp> pos;
+  for (int64_t q : earlier.ints("positions")) pos.push_back(ref::mp(q));
+  const ref::RopeTable<ref::mp> tab = rope_angles_table<ref::mp>(p, pos);
+  const ref::Format f = ref::dtype_format(t.dtype());
+  const int64_t half = p.rotary_dims / 2;
+  for (int64_t row = 0; row < p.tokens; ++row) {
+    for (int64_t k = 0; k < half; ++k) {
+      t.set_bits(row * p.rotary_dims + k, ref::encode(f, tab.cos(row, k)));
+      t.set_bits(row * p.rotary_dims + half + k, ref::encode(f, tab.sin(row, k)));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<InputDecl> RopeOp::inputs() const {
+  std::vector<InputDecl> v = {{"x", {p_.tokens, width()}, Dist::kNormal, 0, 1},
+                              positions_input(p_.tokens, p_.positions)};
+  if (p_.from_table) {
+    InputDecl table("cos_sin", {p_.tokens, p_.rotary_dims}, Dist::kUniform, 0, 1,
+                    p_.table_in_storage ? std::nullopt : std::optional(ref::DType::f32));
+    table.computed = [p = p_](const InputSet& earlier, ref::Tensor& t) {
+      write_exact_table(p, earlier, t);
+    };
+    v.push_back(std::move(table));
+  }
+  return v;
+}
+
+double RopeOp::cost() const {
+  const auto tokens = static_cast<double>(p_.tokens);
+  // Six operations per rotated pair element; a cos and a sin (tens of operations each) per
+  // token and pair, for the angles or for the table.
+  return 6.0 * tokens * static_cast<double>(width()) +
+         60.0 * tokens * static_cast<double>(p_.rotary_dims / 2);
+}
+
+template <class T>
+Outputs<T> RopeOp::compute(const InputSet& in) const {
+  const ref::Mat<T> x(p_.tokens, width(), in.values<T>("x"));
+  ref::RopeTable<T> table;
+  if (p_.from_table) {
+    // The stored table read into T (a rounding where T is narrower than the table).
+    const std::vector<T> cs = in.values<T>("cos_sin");
+    const int64_t half = p_.rotary_dims / 2;
+    table = {ref::Mat<T>(p_.tokens, half), ref::Mat<T>(p_.tokens, half)};
+    for (int64_t t = 0; t < p_.tokens; ++t) {
+      for (int64_t k = 0; k < half; ++k) {
+        table.cos(t, k) = cs[static_cast<size_t>(t * p_.rotary_dims + k)];
+        table.sin(t, k) = cs[static_cast<size_t>(t * p_.rotary_dims + half + k)];
+      }
+    }
+  } else {
+    std::vector<T> pos;
+    for (int64_t q : in.ints("positions")) pos.push_back(ref::rope_position<T>(q));
+    table = rope_angles_table<T>(p_, std::span<const T>(pos));
+  }
+  Outputs<T> out(1);
+  out[0].values = ref::rope_sequence(x, p_.heads, table, p_.layout).data;
+  return out;
+}
+
+namespace {
+
+void read_scaling(ParamReader& r, RopeParams& p) {
+  const std::string s = r.choice("scaling", {"none", "pi", "ntk", "yarn", "llama31"}, "none");
+  if (s == "none") return;
+  p.factor = r.real("factor", 1e-3, 1e6);
+  if (s == "pi") {
+    p.scaling = RopeScalingRule::kPi;
+  } else if (s == "ntk") {
+    p.scaling = RopeScalingRule::kNtk;
+    if (p.rotary_dims <= 2) r.fail("rotary_dims", "expected more than 2 for NTK scaling (r/(r−2))");
+  } else if (s == "yarn") {
+    p.scaling = RopeScalingRule::kYarn;
+    p.original_context = r.integer("original_context", 1, kMaxPosition);
+    p.beta_fast = r.real("beta_fast", 1e-6, 1e6, 32.0);
+    p.beta_slow = r.real("beta_slow", 1e-6, 1e6, 1.0);
+    p.attention_factor = r.flag("attention_factor", false);
+  } else {
+    // Meta's published constants as defaults (factor is required: it is the point of the rule).
+    p.scaling = RopeScalingRule::kLlama31;
+    p.original_context = r.integer("original_context", 1, kMaxPosition, 8192);
+    p.low_freq_factor = r.real("low_freq_factor", 1e-6, 1e6, 1.0);
+    p.high_freq_factor = r.real("high_freq_factor", 1e-6, 1e6, 4.0);
+    if (!(p.low_freq_factor < p.high_freq_factor)) {
+      r.fail("high_freq_factor", "expected high_freq_factor > low_freq_factor");
+    }
+  }
+}
+
+std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
+  RopeParams p;
+  p.from_table = from_table;
+  p.tokens = r.integer("tokens", 1, kMaxRows);
+  p.heads = r.integer("heads", 1, kMaxHeads);
+  p.head_dim = r.integer("head_dim", 2, int64_t{1} << 16);
+  p.rotary_dims = r.integer("rotary_dims", 2, p.head_dim, p.head_dim);
+  if (p.rotary_dims % 2 != 0) {
+    r.fail("rotary_dims",
+           "expected an even number of rotated dimensions, got " + std::to_string(p.rotary_dims));
+  }
+  p.layout = r.choice("layout", {"half_split", "interleaved"}) == "interleaved"
+                 ? ref::RopeLayout::kInterleaved
+                 : ref::RopeLayout::kHalfSplit;
+  p.base = r.real("base", 1.0 + 1e-9, 1e12, 10000.0);
+  p.positions = read_position_range(r, "max_position");
+  read_scaling(r, p);
+  if (from_table) p.table_in_storage = r.choice("table", {"f32", "storage"}, "f32") == "storage";
+  if (static_cast<double>(p.tokens) * static_cast<double>(p.heads * p.head_dim) >
+      static_cast<double>(int64_t{1} << 28)) {
+    r.fail("tokens", "expected tokens × heads × head_dim ≤ 2^28");
+  }
+  return std::make_unique<RopeOp>(p);
+}
+
+}  // namespace
+
+void add_rope_ops(std::vector<OpInfo>& ops) {
+  ops.push_back({"rope", "F10, F11",
+                 "rotate pairs by p·θ_k (interleaved | half_split, partial; none | pi | ntk | "
+                 "yarn | llama31), angles from integer positions",
+                 [](ParamReader& r) { return make_rope(r, false); }});
+  ops.push_back({"rope_table", "F10, F11",
+                 "the same rotation from a precomputed cos/sin table input (f32 or storage)",
+                 [](ParamReader& r) { return make_rope(r, true); }});
+}
+
+}  // namespace lmo::oracle
