@@ -182,9 +182,13 @@ std::vector<Case> load_case_file(const std::string& file) {
   if (!in) throw InputError(file, "", "cannot open the case file");
   std::stringstream ss;
   ss << in.rdbuf();
+  return parse_case_document(ss.str(), file);
+}
+
+std::vector<Case> parse_case_document(std::string_view text, const std::string& file) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file, "", std::string("expected JSON: ") + e.what());
   }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,8 @@ struct Case {
 Case parse_case(const nlohmann::json& o, const std::string& file, const std::string& path);
 // Parses and checks one file (every case's op and parameters included).
 std::vector<Case> load_case_file(const std::string& file);
+// The same on a file's text (file names it in messages): what load_case_file does after reading.
+std::vector<Case> parse_case_document(std::string_view text, const std::string& file);
 // Every *.json in dir, in file-name order; IDs must be unique over all of them.
 std::vector<Case> load_case_dir(const std::string& dir);
 // The built-in cases folder (the source tree's cases/, or $LMO_CASES_DIR when set).
