@@ -14,9 +14,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-SafetensorsContent user_reference(const std::string& op_name,
-                                  const std::vector<std::string>& params,
-                                  const std::filesystem::path& in_path, const std::string& format) {
+nlohmann::json user_case_json(const std::string& op_name, const std::vector<std::string>& params) {
   nlohmann::json p = nlohmann::json::object();
   for (const std::string& kv : params) {
     const size_t eq = kv.find('=');
@@ -30,6 +28,13 @@ SafetensorsContent user_reference(const std::string& op_name,
       p[key] = value;
     }
   }
+  return {{"id", "ref/" + op_name}, {"op", op_name}, {"seed", 0}, {"formats", {"f32"}},
+          {"params", p}};
+}
+
+SafetensorsContent user_reference(const std::string& op_name,
+                                  const std::vector<std::string>& params,
+                                  const std::filesystem::path& in_path, const std::string& format) {
   if (!format.empty()) {
     const auto dt = ref::parse_dtype(format);
     if (!dt || !ref::is_float(*dt)) {
@@ -39,8 +44,7 @@ SafetensorsContent user_reference(const std::string& op_name,
     }
   }
   // The case the file will describe; its format is settled once the inputs are read.
-  nlohmann::json cj = {
-      {"id", "ref/" + op_name}, {"op", op_name}, {"seed", 0}, {"formats", {"f32"}}, {"params", p}};
+  nlohmann::json cj = user_case_json(op_name, params);
   const std::unique_ptr<Op> op = make_op(parse_case(cj, "command line", "--op/--param"));
 
   const SafetensorsContent file = read_safetensors(in_path);

@@ -9,9 +9,17 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "oracle/safetensors.h"
 
 namespace lmo::oracle {
+
+// The case `lmoracle ref` makes of --op and --param (its "formats" is ["f32"] until the inputs
+// are read): each param is "key=value", the value read as JSON when it parses (numbers, true,
+// false, lists, quoted strings), else as a bare string. InputError (exit 2) for a param without
+// '='. A pure function of its arguments, so it can be fuzzed (tests/fuzz/fuzz_ref_params.cc).
+nlohmann::json user_case_json(const std::string& op, const std::vector<std::string>& params);
 
 // params: "key=value" strings; a value is read as JSON when it parses (numbers, true, false,
 // lists, quoted strings), else as a bare string. format: "" = the dtype of the first real input.
