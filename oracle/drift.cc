@@ -35,8 +35,9 @@ uint64_t reference_bits(ref::Format f, const mp& exact, double x) {
   const double v = ref::decode<double>(f, r);
   if (v == x) return r;
   const int64_t n = ordinal(f, r) + (x > v ? 1 : -1);
+  // Past the largest finite value the midpoint is the overflow threshold: let mp decide.
+  if (std::abs(n) > ordinal(f, ref::max_finite_bits(f))) return ref::encode(f, exact);
   const uint64_t other = from_ordinal(f, n);
-  if (ref::bits_is_inf(f, other)) return r;
   const double mid = v / 2 + ref::decode<double>(f, other) / 2;  // exact: both are f values
   return mid == x ? ref::encode(f, exact) : r;
 }
