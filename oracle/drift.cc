@@ -134,6 +134,10 @@ const std::vector<DriftAudit>& drift_audits() {
        "e4m3/e5m2 storage of RMSNorm outputs and SwiGLU activations vs activation scale "
        "2^-16 … 2^16, with and without per-tensor scaling",
        drift::fp8_activations},
+      {"attention-length",
+       "attention vs number of keys 128 … 16384: naive vs online softmax, bf16/f16 with f32 or "
+       "low-precision sums",
+       drift::attention_length},
   };
   return audits;
 }

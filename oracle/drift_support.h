@@ -68,5 +68,6 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress);
 DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress);
 DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& progress);
 DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress);
+DriftResult attention_length(const DriftOptions& o, const DriftProgress& progress);
 
 }  // namespace lmo::oracle::drift

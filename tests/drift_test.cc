@@ -73,7 +73,7 @@ TEST(Drift, RegistryNamesEveryAuditAndRejectsUnknownNames) {
   for (const DriftAudit& a : drift_audits()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"rope-position", "softmax-vocab", "norm-width",
                                              "gelu-bf16", "sinusoidal-identity",
-                                             "fp8-activations"}));
+                                             "fp8-activations", "attention-length"}));
   try {
     find_drift_audit("rope");
     FAIL() << "no error for an unknown audit";
@@ -264,6 +264,25 @@ TEST(Drift, Fp8ScaledStorageIsScaleInvariantUnscaledIsNot) {
     EXPECT_GT(rel(r, panel, "e4m3 unscaled", 0x1p16), 0.9);
     // In range (scale 1), unscaled and scaled storage are equally accurate to within 2×.
     EXPECT_LT(rel(r, panel, "e4m3 unscaled", 1), 2 * rel(r, panel, "e4m3 scaled", 1));
+  }
+}
+
+TEST(Drift, AttentionLengthLowPrecisionSumsDegradeWithKeys) {
+  const DriftResult r = quick("attention-length");
+  expect_well_formed(r);
+  const std::string& panel = r.panels.at(0);
+  const std::vector<double> ts = drift_xs(r, panel, "naive bf16/bf16/bf16");
+  ASSERT_EQ(ts.front(), 128);
+  ASSERT_EQ(ts.back(), 1024);
+  // bf16 sums over the keys stagnate: ×4 from 128 to 1024 keys, naive and online alike.
+  for (const char* p : {"naive bf16/bf16/bf16", "online bf16/bf16/bf16"}) {
+    EXPECT_GT(rel(r, panel, p, 1024), 4 * rel(r, panel, p, 128)) << p;
+  }
+  for (double t : ts) {
+    // f32 sums: the outputs (near 1) keep the bf16 store's rounding, normwise below u = 2^-8,
+    // whether the softmax is naive or online.
+    EXPECT_LT(rel(r, panel, "naive bf16/bf16/f32", t), 0x1p-8) << t;
+    EXPECT_LT(rel(r, panel, "online bf16/bf16/f32", t), 0x1p-8) << t;
   }
 }
 
