@@ -138,6 +138,9 @@ const std::vector<DriftAudit>& drift_audits() {
        "attention vs number of keys 128 … 16384: naive vs online softmax, bf16/f16 with f32 or "
        "low-precision sums",
        drift::attention_length},
+      {"mla-absorption",
+       "MLA absorbed vs naive form vs sequence length 16 … 256: bf16 with f32 or bf16 sums, f32",
+       drift::mla_absorption},
   };
   return audits;
 }

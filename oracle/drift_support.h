@@ -69,5 +69,6 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress);
 DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& progress);
 DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress);
 DriftResult attention_length(const DriftOptions& o, const DriftProgress& progress);
+DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress);
 
 }  // namespace lmo::oracle::drift

@@ -142,7 +142,8 @@ TEST(DriftCli, ListNamesEveryAudit) {
   const Result r = run("list");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* a : {"rope-position", "softmax-vocab", "norm-width", "gelu-bf16",
-                        "sinusoidal-identity", "fp8-activations", "attention-length"}) {
+                        "sinusoidal-identity", "fp8-activations", "attention-length",
+                        "mla-absorption"}) {
     EXPECT_NE(r.out.find(std::string("  ") + a + "  "), std::string::npos) << a;
   }
 }

@@ -73,7 +73,8 @@ TEST(Drift, RegistryNamesEveryAuditAndRejectsUnknownNames) {
   for (const DriftAudit& a : drift_audits()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"rope-position", "softmax-vocab", "norm-width",
                                              "gelu-bf16", "sinusoidal-identity",
-                                             "fp8-activations", "attention-length"}));
+                                             "fp8-activations", "attention-length",
+                                             "mla-absorption"}));
   try {
     find_drift_audit("rope");
     FAIL() << "no error for an unknown audit";
@@ -283,6 +284,29 @@ TEST(Drift, AttentionLengthLowPrecisionSumsDegradeWithKeys) {
     // whether the softmax is naive or online.
     EXPECT_LT(rel(r, panel, "naive bf16/bf16/f32", t), 0x1p-8) << t;
     EXPECT_LT(rel(r, panel, "online bf16/bf16/f32", t), 0x1p-8) << t;
+  }
+}
+
+TEST(Drift, MlaAbsorptionBothFormsAtTheirFormatsPrecision) {
+  const DriftResult r = quick("mla-absorption");
+  expect_well_formed(r);
+  const std::string& panel = r.panels.at(0);
+  const std::vector<double> ts = drift_xs(r, panel, "naive f32");
+  ASSERT_EQ(ts.front(), 16);
+  ASSERT_EQ(ts.back(), 64);
+  for (double t : ts) {
+    SCOPED_TRACE(t);
+    // Both forms equal the exact value (C21) up to their arithmetic: in f32 every stage is a dot
+    // product of at most 64 terms (relative error ≤ 64u each), normwise far below 2^-18 …
+    EXPECT_LT(rel(r, panel, "naive f32", t), 0x1p-18);
+    EXPECT_LT(rel(r, panel, "absorbed f32", t), 0x1p-18);
+    // … and in bf16 the error is of the order of bf16's unit roundoff 2^-8 (between 2^-10 and
+    // 2^-4), in either form: absorption does not turn bf16 MLA into something else.
+    for (const char* p : {"naive bf16/bf16/f32", "absorbed bf16/bf16/f32", "naive bf16/bf16/bf16",
+                          "absorbed bf16/bf16/bf16"}) {
+      EXPECT_GT(rel(r, panel, p, t), 0x1p-10) << p;
+      EXPECT_LT(rel(r, panel, p, t), 0x1p-4) << p;
+    }
   }
 }
 
