@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <limits>
 #include <sstream>
-#include <tuple>
 #include <stdexcept>
+#include <tuple>
 
 #include "oracle/case_error.h"
 #include "oracle/drift_support.h"
@@ -101,10 +101,10 @@ DriftStats DriftAccumulator::result() const {
   s.max_rel = nonfinite_ > 0 ? std::numeric_limits<double>::infinity() : max_rel_;
   s.sig_bits = significant_bits(format_, mp(s.max_rel));
   const double inf = std::numeric_limits<double>::infinity();
-  s.norm_rel = nonfinite_ > 0            ? inf
-               : sum_sq_exact_ > 0      ? std::sqrt(sum_sq_err_ / sum_sq_exact_)
-               : sum_sq_err_ > 0        ? inf
-                                        : 0.0;
+  s.norm_rel = nonfinite_ > 0      ? inf
+               : sum_sq_exact_ > 0 ? std::sqrt(sum_sq_err_ / sum_sq_exact_)
+               : sum_sq_err_ > 0   ? inf
+                                   : 0.0;
   return s;
 }
 
@@ -173,8 +173,8 @@ DriftResult run_drift_audit(const DriftAudit& audit, const DriftOptions& o,
   return r;
 }
 
-const DriftRow& drift_row(const DriftResult& r, const std::string& panel,
-                          const std::string& policy, double x) {
+const DriftRow& drift_row(const DriftResult& r, const std::string& panel, const std::string& policy,
+                          double x) {
   for (const DriftRow& row : r.rows) {
     if (row.panel == panel && row.policy == policy && row.x == x) return row;
   }
@@ -227,7 +227,8 @@ std::string drift_csv(const DriftResult& r) {
     const DriftStats& s = row.stats;
     o << csv_field(row.panel) << "," << csv_field(row.policy) << "," << num(row.x) << ","
       << num(s.max_ulps) << "," << num(s.mean_ulps) << "," << num(s.max_rel) << ","
-      << num(s.sig_bits) << "," << num(s.norm_rel) << "," << s.compared << "," << s.nonfinite << "\n";
+      << num(s.sig_bits) << "," << num(s.norm_rel) << "," << s.compared << "," << s.nonfinite
+      << "\n";
   }
   return o.str();
 }
@@ -273,16 +274,15 @@ std::string drift_table(const DriftResult& r) {
   for (const std::string& panel : r.panels) {
     o << "\n[" << panel << "]\n";
     std::snprintf(line, sizeof line, "%-24s %14s %12s %11s %10s %8s %10s %9s\n", "policy",
-                  r.x_label.substr(0, 14).c_str(), "max ulps", "mean ulps", "max rel",
-                  "sig bits", "norm rel", "nonfinite");
+                  r.x_label.substr(0, 14).c_str(), "max ulps", "mean ulps", "max rel", "sig bits",
+                  "norm rel", "nonfinite");
     o << line;
     for (const DriftRow& row : r.rows) {
       if (row.panel != panel) continue;
       const DriftStats& s = row.stats;
       std::snprintf(line, sizeof line, "%-24s %14s %12.4g %11.4g %10.3g %8.2f %10.3g %9lld\n",
-                    row.policy.substr(0, 24).c_str(), num(row.x).c_str(), s.max_ulps,
-                    s.mean_ulps, s.max_rel, s.sig_bits, s.norm_rel,
-                    static_cast<long long>(s.nonfinite));
+                    row.policy.substr(0, 24).c_str(), num(row.x).c_str(), s.max_ulps, s.mean_ulps,
+                    s.max_rel, s.sig_bits, s.norm_rel, static_cast<long long>(s.nonfinite));
       o << line;
     }
   }

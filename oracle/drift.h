@@ -23,10 +23,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "reference/formats.h"
 #include "reference/number_types.h"
@@ -38,8 +37,8 @@ struct DriftStats {
   int64_t nonfinite = 0;  // elements with a finite exact value and a NaN/inf output
   double max_ulps = 0;
   double mean_ulps = 0;
-  double max_rel = 0;      // +inf when any output was non-finite
-  double sig_bits = 0;     // −log2(max_rel), clamped to [0, p]
+  double max_rel = 0;   // +inf when any output was non-finite
+  double sig_bits = 0;  // −log2(max_rel), clamped to [0, p]
   // Normwise relative error sqrt(Σ(y − x)² / Σx²) over the compared elements (+inf with any
   // non-finite output, 0 when Σx² = 0 and every y = x): free of the element-wise measures'
   // blow-up where one output cancels to near zero, and comparable across output formats.
@@ -84,13 +83,13 @@ struct DriftRow {
 struct DriftResult {
   std::string audit;
   std::string op;
-  std::string description;  // what the audit shows and how to read it
-  std::string x_label;      // the swept parameter
-  bool x_log = true;        // geometric sweep: plot x on a log scale
-  std::vector<std::string> panels;     // one plot panel each (an op, a base, an offset …)
-  std::vector<DriftPolicy> policies;   // legend order
-  std::vector<DriftRow> rows;          // panel-major, then policy, then x ascending
-  std::vector<std::string> notes;      // policies not run here and why, findings
+  std::string description;            // what the audit shows and how to read it
+  std::string x_label;                // the swept parameter
+  bool x_log = true;                  // geometric sweep: plot x on a log scale
+  std::vector<std::string> panels;    // one plot panel each (an op, a base, an offset …)
+  std::vector<DriftPolicy> policies;  // legend order
+  std::vector<DriftRow> rows;         // panel-major, then policy, then x ascending
+  std::vector<std::string> notes;     // policies not run here and why, findings
   bool quick = false;
   uint64_t seed = 0;
 };
@@ -118,16 +117,16 @@ DriftResult run_drift_audit(const DriftAudit& audit, const DriftOptions& o,
                             const DriftProgress& progress);
 
 // The row of (panel, policy, x); throws std::out_of_range when absent.
-const DriftRow& drift_row(const DriftResult& r, const std::string& panel,
-                          const std::string& policy, double x);
+const DriftRow& drift_row(const DriftResult& r, const std::string& panel, const std::string& policy,
+                          double x);
 // The x values of one panel's policy, ascending.
 std::vector<double> drift_xs(const DriftResult& r, const std::string& panel,
                              const std::string& policy);
 
 // Output. CSV: a header line and one line per row (panel,policy,x,max_ulps,mean_ulps,max_rel,
-// sig_bits,norm_rel,compared,nonfinite; inf written as "inf"). JSON: the result with rows as objects
-// (max_rel and norm_rel +inf written as the string "inf": JSON has no
-// infinity). Text: a table per panel.
+// sig_bits,norm_rel,compared,nonfinite; inf written as "inf"). JSON: the result with rows as
+// objects (max_rel and norm_rel +inf written as the string "inf": JSON has no infinity). Text: a
+// table per panel.
 std::string drift_csv(const DriftResult& r);
 nlohmann::json drift_json(const DriftResult& r);
 std::string drift_table(const DriftResult& r);

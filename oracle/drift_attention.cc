@@ -25,9 +25,9 @@ Mat<T> mat(const std::vector<double>& v, int64_t rows, int64_t cols) {
 }
 
 template <class T, class Acc>
-void naive(const std::vector<double>& q, const std::vector<double>& k,
-           const std::vector<double>& v, int64_t tq, int64_t t, const ref::AttentionConfig& cfg,
-           const std::vector<mp>& exact, DriftAccumulator& a) {
+void naive(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v,
+           int64_t tq, int64_t t, const ref::AttentionConfig& cfg, const std::vector<mp>& exact,
+           DriftAccumulator& a) {
   const int64_t d = cfg.head_dim;
   add_all(a, exact,
           ref::attention<T, Acc>(mat<T>(q, tq, d), mat<T>(k, t, d), mat<T>(v, t, d), cfg).data);
@@ -35,13 +35,13 @@ void naive(const std::vector<double>& q, const std::vector<double>& k,
 
 template <class T, class Acc>
 void online(const std::vector<double>& q, const std::vector<double>& k,
-            const std::vector<double>& v, int64_t tq, int64_t t,
-            const ref::AttentionConfig& cfg, const std::vector<mp>& exact, DriftAccumulator& a) {
+            const std::vector<double>& v, int64_t tq, int64_t t, const ref::AttentionConfig& cfg,
+            const std::vector<mp>& exact, DriftAccumulator& a) {
   const int64_t d = cfg.head_dim;
-  add_all(a, exact,
-          ref::attention_tiled<T, Acc>(mat<T>(q, tq, d), mat<T>(k, t, d), mat<T>(v, t, d), cfg,
-                                       kTile)
-              .data);
+  add_all(
+      a, exact,
+      ref::attention_tiled<T, Acc>(mat<T>(q, tq, d), mat<T>(k, t, d), mat<T>(v, t, d), cfg, kTile)
+          .data);
 }
 
 }  // namespace
@@ -54,9 +54,11 @@ DriftResult attention_length(const DriftOptions& o, const DriftProgress& progres
   const std::vector<int64_t> lengths = doubling(128, o.quick ? 1024 : 16384);
   r.x_label = "keys";
   r.description =
-      "Error of " + std::to_string(tq) + " query row(s) attending to every one of T keys (one "
+      "Error of " + std::to_string(tq) +
+      " query row(s) attending to every one of T keys (one "
       "head, d = 64; q in [-2, 2), k in [-1, 1), v in [0.5, 1.5) so that outputs stay near 1) "
-      "against exact attention, for T = 128 … " + std::to_string(lengths.back()) +
+      "against exact attention, for T = 128 … " +
+      std::to_string(lengths.back()) +
       ". Naive: the softmax over all T logits, then P·V; online: FlashAttention's running max "
       "and sums over key tiles of 128. Sums over the keys in bf16/f16 stagnate as T grows; f32 "
       "sums stay flat for both schemes.";
@@ -64,7 +66,8 @@ DriftResult attention_length(const DriftOptions& o, const DriftProgress& progres
   const std::string& panel = r.panels[0];
   ResultBuilder b(r);
   b.policy("naive bf16/f32/f32", "bf16 inputs and outputs, f32 arithmetic and sums");
-  b.policy("naive bf16/bf16/f32", "bf16 arithmetic (logits' products, exp, P·V products), f32 sums");
+  b.policy("naive bf16/bf16/f32",
+           "bf16 arithmetic (logits' products, exp, P·V products), f32 sums");
   b.policy("naive bf16/bf16/bf16", "all bf16, sums in bf16");
   b.policy("naive f16/f16/f16", "all f16, sums in f16");
   b.policy("online bf16/bf16/f32", "online softmax over tiles of 128, bf16 arithmetic, f32 sums");

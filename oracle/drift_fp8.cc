@@ -21,8 +21,8 @@ namespace {
 using ref::Format;
 
 // Stores y (the exact values are `exact`) in f, scaled per tensor when asked.
-void store(DriftAccumulator& acc, std::span<const mp> exact, const std::vector<float>& y,
-           Format f, bool scaled) {
+void store(DriftAccumulator& acc, std::span<const mp> exact, const std::vector<float>& y, Format f,
+           bool scaled) {
   int k = 0;
   if (scaled) {
     double amax = 0;
@@ -92,8 +92,8 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
           y[i] = ref::silu(a_f[i]) * static_cast<float>(bv);
         }
       }
-      DriftAccumulator e4s(Format::e4m3), e4u(Format::e4m3), e5s(Format::e5m2),
-          e5u(Format::e5m2), bf(Format::bf16);
+      DriftAccumulator e4s(Format::e4m3), e4u(Format::e4m3), e5s(Format::e5m2), e5u(Format::e5m2),
+          bf(Format::bf16);
       store(e4s, exact, y, Format::e4m3, true);
       store(e4u, exact, y, Format::e4m3, false);
       store(e5s, exact, y, Format::e5m2, true);

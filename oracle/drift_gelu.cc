@@ -66,8 +66,7 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
   }
   const int64_t n = static_cast<int64_t>(inputs.size());
   std::vector<uint16_t> fast_gelu(inputs.size()), fast_tanh(inputs.size());
-  fast::activation(fast::Activation::gelu, fast::Storage::bf16, inputs.data(), fast_gelu.data(),
-                   n);
+  fast::activation(fast::Activation::gelu, fast::Storage::bf16, inputs.data(), fast_gelu.data(), n);
   fast::activation(fast::Activation::gelu_tanh, fast::Storage::bf16, inputs.data(),
                    fast_tanh.data(), n);
   const int64_t chunk = 4096;

@@ -28,21 +28,19 @@ Mat<T> mat(const std::vector<double>& v, int64_t rows, int64_t cols) {
 template <class T>
 ref::MlaWeights<T> weights(const Inputs& in, const ref::MlaConfig& c) {
   const int64_t d = c.model_dim, hq = c.heads * c.head_dim, hr = c.heads * c.rope_dim;
-  return {mat<T>(in.dq, d, c.q_latent_dim),       mat<T>(in.uq, c.q_latent_dim, hq),
-          mat<T>(in.qr, c.q_latent_dim, hr),      mat<T>(in.dkv, d, c.kv_latent_dim),
-          mat<T>(in.uk, c.kv_latent_dim, hq),     mat<T>(in.kr, d, c.rope_dim),
-          mat<T>(in.uv, c.kv_latent_dim, hq),     mat<T>(in.o, hq, d)};
+  return {mat<T>(in.dq, d, c.q_latent_dim),   mat<T>(in.uq, c.q_latent_dim, hq),
+          mat<T>(in.qr, c.q_latent_dim, hr),  mat<T>(in.dkv, d, c.kv_latent_dim),
+          mat<T>(in.uk, c.kv_latent_dim, hq), mat<T>(in.kr, d, c.rope_dim),
+          mat<T>(in.uv, c.kv_latent_dim, hq), mat<T>(in.o, hq, d)};
 }
 
 template <class T, class Acc>
-void both_forms(const Inputs& in, int64_t t, const ref::MlaConfig& c,
-                const std::vector<mp>& exact, DriftAccumulator& naive,
-                DriftAccumulator& absorbed) {
+void both_forms(const Inputs& in, int64_t t, const ref::MlaConfig& c, const std::vector<mp>& exact,
+                DriftAccumulator& naive, DriftAccumulator& absorbed) {
   const ref::MlaWeights<T> w = weights<T>(in, c);
   const Mat<T> h = mat<T>(in.h, t, c.model_dim);
   add_all(naive, exact, ref::mla_naive<T, Acc>(h, w, c).u.data);
-  add_all(absorbed, exact,
-          ref::mla_absorbed<T, Acc>(h, ref::mla_absorb<T, Acc>(w, c), c).u.data);
+  add_all(absorbed, exact, ref::mla_absorbed<T, Acc>(h, ref::mla_absorb<T, Acc>(w, c), c).u.data);
 }
 
 // Uniform in ±√(3/fan_in): unit-variance outputs from unit-variance inputs.

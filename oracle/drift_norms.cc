@@ -52,8 +52,7 @@ void fast_policy(fast::Storage s, const Row& in, bool layer, const std::vector<m
                  DriftAccumulator& a) {
   const int64_t d = static_cast<int64_t>(in.x.size());
   if (s == fast::Storage::f32) {
-    const std::vector<float> x = as<float>(in.x), g = as<float>(in.gamma),
-                             be = as<float>(in.beta);
+    const std::vector<float> x = as<float>(in.x), g = as<float>(in.gamma), be = as<float>(in.beta);
     std::vector<float> y(in.x.size());
     if (layer) {
       fast::layernorm(s, x.data(), g.data(), be.data(), y.data(), 1, d, float(kEps));
@@ -114,9 +113,9 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
     const double offset = panel.find("offset 64") != std::string::npos ? 64 : 0;
     for (int64_t d : widths) {
       progress(done++, total, panel + ", width " + std::to_string(d));
-      DriftAccumulator f32(Format::f32), bf32(Format::bf16), bbf(Format::bf16),
-          bbb(Format::bf16), hhf(Format::f16), hhh(Format::f16), one(Format::f32),
-          bone(Format::bf16), ff(Format::f32), fb(Format::bf16);
+      DriftAccumulator f32(Format::f32), bf32(Format::bf16), bbf(Format::bf16), bbb(Format::bf16),
+          hhf(Format::f16), hhh(Format::f16), one(Format::f32), bone(Format::bf16), ff(Format::f32),
+          fb(Format::bf16);
       for (int rw = 0; rw < rows; ++rw) {
         const std::string key = "norm." + std::to_string(d) + "." + std::to_string(rw);
         Row in{bf16_uniform(o.seed, key + ".x", d, offset - 1, offset + 1),

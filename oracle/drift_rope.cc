@@ -76,14 +76,15 @@ DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) 
     }
     const std::vector<bfloat16> inv_b = ref::rope_inv_freq<bfloat16>(d, bfloat16(bases[bi]));
     for (int oct = 0; oct <= last_octave; ++oct) {
-      progress(done++, total, panel + ", positions [2^" + std::to_string(oct) + ", 2^" +
-                                  std::to_string(oct + 1) + ")");
+      progress(
+          done++, total,
+          panel + ", positions [2^" + std::to_string(oct) + ", 2^" + std::to_string(oct + 1) + ")");
       const int64_t lo = int64_t{1} << oct;
-      const std::vector<int64_t> positions = uniform_ints(
-          o.seed, "rope.p." + std::to_string(oct), per_octave, lo, 2 * lo);
-      DriftAccumulator a_f32(ref::Format::f32), a_f64(ref::Format::f32),
-          a_invb(ref::Format::f32), a_tb(ref::Format::f32), a_th(ref::Format::f32),
-          a_pos(ref::Format::f32), a_bf(ref::Format::bf16);
+      const std::vector<int64_t> positions =
+          uniform_ints(o.seed, "rope.p." + std::to_string(oct), per_octave, lo, 2 * lo);
+      DriftAccumulator a_f32(ref::Format::f32), a_f64(ref::Format::f32), a_invb(ref::Format::f32),
+          a_tb(ref::Format::f32), a_th(ref::Format::f32), a_pos(ref::Format::f32),
+          a_bf(ref::Format::bf16);
       for (int64_t p : positions) {
         const std::vector<mp> exact = ref::rope<mp>(x_mp, mp(p), inv_mp, kLayout);
         const float pf = ref::rope_position<float>(p);

@@ -77,8 +77,8 @@ DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& prog
 
   int first_below_12 = -1, first_below_4 = -1;
   for (int oct = 0; oct <= last_octave; ++oct) {
-    progress(oct, last_octave + 1, "positions [2^" + std::to_string(oct) + ", 2^" +
-                                       std::to_string(oct + 1) + ")");
+    progress(oct, last_octave + 1,
+             "positions [2^" + std::to_string(oct) + ", 2^" + std::to_string(oct + 1) + ")");
     const int64_t lo = int64_t{1} << oct;
     const std::string key = "sinusoidal." + std::to_string(oct);
     const std::vector<int64_t> ps = uniform_ints(o.seed, key + ".p", per_octave, lo, 2 * lo);
@@ -106,10 +106,10 @@ DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& prog
     if (first_below_4 < 0 && bits < 4) first_below_4 = oct;
   }
   const auto where = [](int oct, const char* what) {
-    return oct < 0 ? std::string("f32 left side keeps ") + what + " up to position 2^20"
-                   : std::string("f32 left side keeps fewer than ") + what +
-                         " from positions in [2^" + std::to_string(oct) + ", 2^" +
-                         std::to_string(oct + 1) + ") on";
+    return oct < 0
+               ? std::string("f32 left side keeps ") + what + " up to position 2^20"
+               : std::string("f32 left side keeps fewer than ") + what + " from positions in [2^" +
+                     std::to_string(oct) + ", 2^" + std::to_string(oct + 1) + ") on";
   };
   r.notes.push_back(where(first_below_12, "12 significant bits"));
   r.notes.push_back(where(first_below_4, "4 significant bits"));

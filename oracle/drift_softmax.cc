@@ -88,13 +88,16 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
   r.x_label = "vocabulary";
   r.description =
       "Error of softmax probabilities (in the storage format), and of the cross-entropy and "
-      "z-loss (λ = 1e-4; measured in f32) of one row of logits z = scale·u, u uniform in [-1, 1), against the exact values, for "
-      "vocabulary sizes 1K … " + std::to_string(vocab.back() / 1024) +
+      "z-loss (λ = 1e-4; measured in f32) of one row of logits z = scale·u, u uniform in [-1, 1), "
+      "against the exact values, for "
+      "vocabulary sizes 1K … " +
+      std::to_string(vocab.back() / 1024) +
       "K. Sums accumulated in bf16 or f16 stagnate and their error grows with the vocabulary; "
       "f32 sums stay flat. Without max-subtraction f16 overflows at scale 16 (nonfinite).";
   const double scales[] = {1, 16};
   for (const char* op : {"softmax", "cross-entropy", "z-loss"}) {
-    for (double sc : scales) r.panels.push_back(std::string(op) + ", scale " + std::to_string(int(sc)));
+    for (double sc : scales)
+      r.panels.push_back(std::string(op) + ", scale " + std::to_string(int(sc)));
   }
   ResultBuilder b(r);
   struct P {

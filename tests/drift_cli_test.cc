@@ -127,8 +127,8 @@ TEST(DriftCli, QuickAuditWritesConsistentCsvJsonAndPlots) {
 
 TEST(DriftCli, JsonOnStdoutAndNoPlot) {
   const fs::path dir = fresh_dir("noplot");
-  const Result r = run("drift --audit fp8-activations --quick --json --no-plot --out " +
-                       dir.string());
+  const Result r =
+      run("drift --audit fp8-activations --quick --json --no-plot --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["audit"], "fp8-activations");
@@ -141,9 +141,9 @@ TEST(DriftCli, JsonOnStdoutAndNoPlot) {
 TEST(DriftCli, ListNamesEveryAudit) {
   const Result r = run("list");
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const char* a : {"rope-position", "softmax-vocab", "norm-width", "gelu-bf16",
-                        "sinusoidal-identity", "fp8-activations", "attention-length",
-                        "mla-absorption"}) {
+  for (const char* a :
+       {"rope-position", "softmax-vocab", "norm-width", "gelu-bf16", "sinusoidal-identity",
+        "fp8-activations", "attention-length", "mla-absorption"}) {
     EXPECT_NE(r.out.find(std::string("  ") + a + "  "), std::string::npos) << a;
   }
 }

@@ -72,9 +72,8 @@ TEST(Drift, RegistryNamesEveryAuditAndRejectsUnknownNames) {
   std::vector<std::string> names;
   for (const DriftAudit& a : drift_audits()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"rope-position", "softmax-vocab", "norm-width",
-                                             "gelu-bf16", "sinusoidal-identity",
-                                             "fp8-activations", "attention-length",
-                                             "mla-absorption"}));
+                                             "gelu-bf16", "sinusoidal-identity", "fp8-activations",
+                                             "attention-length", "mla-absorption"}));
   try {
     find_drift_audit("rope");
     FAIL() << "no error for an unknown audit";
@@ -87,9 +86,9 @@ TEST(Drift, RegistryNamesEveryAuditAndRejectsUnknownNames) {
 TEST(Drift, AccumulatorAgainstHandComputedErrors) {
   // bf16 outputs: 1 + 2^-7 is one ulp above 1; exact 1 + 2^-9 rounds to 1.
   DriftAccumulator a(ref::Format::bf16);
-  a.add(ref::mp(1), 1.0 + 0x1p-7);                 // 1 ulp, relative 2^-7
-  a.add(ref::mp(1) + ref::mp(0x1p-9), 1.0);        // 0 ulps (correctly rounded), rel 2^-9/(1+2^-9)
-  a.add(ref::mp(4), 4.0);                          // exact
+  a.add(ref::mp(1), 1.0 + 0x1p-7);           // 1 ulp, relative 2^-7
+  a.add(ref::mp(1) + ref::mp(0x1p-9), 1.0);  // 0 ulps (correctly rounded), rel 2^-9/(1+2^-9)
+  a.add(ref::mp(4), 4.0);                    // exact
   const DriftStats s = a.result();
   EXPECT_EQ(s.compared, 3);
   EXPECT_EQ(s.max_ulps, 1);
@@ -182,8 +181,7 @@ TEST(Drift, NormWidthAccumulationAndOnePassVariance) {
     // bf16 sums of d terms stagnate: ×100 from width 64 to 4096 at offset 0; at offset 64
     // LayerNorm's bf16 deviations x − μ are already coarse at width 64, and still grow ×10.
     const double growth = panel == "LayerNorm, offset 64" ? 10 : 100;
-    EXPECT_GT(rel(r, panel, "bf16/bf16/bf16", 4096),
-              growth * rel(r, panel, "bf16/bf16/bf16", 64));
+    EXPECT_GT(rel(r, panel, "bf16/bf16/bf16", 4096), growth * rel(r, panel, "bf16/bf16/bf16", 64));
     for (double d : ws) {
       // Recursive f32 summation of d terms: relative error ≤ (d − 1)u (Higham, §4.2); the other
       // steps add a few u. Normwise error ≤ (d + 8)u at every width.

@@ -33,9 +33,10 @@ std::string shell_quote(const std::string& s) {
 }  // namespace
 
 CLI::App* add_drift_command(CLI::App& app, DriftArgs& a) {
-  CLI::App* d = app.add_subcommand(
-      "drift", "Precision drift audit: error of each precision policy against the exact "
-               "reference over a sweep (table, CSV, JSON, plot)");
+  CLI::App* d =
+      app.add_subcommand("drift",
+                         "Precision drift audit: error of each precision policy against the exact "
+                         "reference over a sweep (table, CSV, JSON, plot)");
   d->add_option("--audit", a.audit, "Built-in audit (see `lmoracle list`)")->required();
   d->add_option("--out", a.out_dir,
                 "Folder for <audit>.csv, <audit>.json and the plot <audit>.png/.svg");
@@ -92,8 +93,8 @@ int run_drift(const DriftArgs& a) {
   const char* env_python = std::getenv("LMO_PYTHON");
   const std::string python = env_python != nullptr ? env_python : LMO_PYTHON;
   const std::string cmd = shell_quote(python) + " " + shell_quote(LMO_DRIFT_PLOT) + " " +
-                          shell_quote(json.string()) + " " +
-                          shell_quote((out / r.audit).string()) + (a.json ? " >&2" : "");
+                          shell_quote(json.string()) + " " + shell_quote((out / r.audit).string()) +
+                          (a.json ? " >&2" : "");
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
     std::cerr << "lmoracle: the plot was not drawn: " << LMO_DRIFT_PLOT << " exited with "
