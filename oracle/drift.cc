@@ -52,12 +52,17 @@ void DriftAccumulator::add_bits(const mp& exact, uint64_t got_bits) {
     return;
   }
   const double x = static_cast<double>(exact);
-  double err = 0, rel = 0;
+  // err and the normwise sums in long double: squares of values near the bottom of double's
+  // range (10^-160) would vanish in double.
+  long double err = 0, xl = x;  // xl: the exact value as the error was measured against
+  double rel = 0;
   uint64_t reference = 0;
-  if (format_ == ref::Format::f64 || !std::isfinite(x)) {
-    // f64 outputs need the error measured against the exact value, not its double.
+  if (format_ == ref::Format::f64 || !std::isfinite(x) || (exact != 0 && !std::isnormal(x))) {
+    // f64 outputs need the error measured against the exact value, not its double; so do exact
+    // values outside the normal range of double (GELU(−40) ≈ 10^-350 is 0 as a double).
     reference = ref::encode(format_, exact);
-    err = static_cast<double>(abs_error(format_, exact, got_bits));
+    err = static_cast<long double>(abs_error(format_, exact, got_bits));
+    xl = static_cast<long double>(exact);
     rel = static_cast<double>(rel_error(format_, exact, got_bits));
   } else {
     // Formats of at most 24 bits: x differs from exact by at most |exact|·2^-53, so the error
@@ -66,8 +71,9 @@ void DriftAccumulator::add_bits(const mp& exact, uint64_t got_bits) {
     // that, and the path avoids four mp operations per element.
     reference = reference_bits(format_, exact, x);
     const double y = ref::decode<double>(format_, got_bits);
-    err = std::fabs(y - x);
-    rel = x == 0 ? (err == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : err / std::fabs(x);
+    const double e = std::fabs(y - x);
+    err = e;
+    rel = x == 0 ? (e == 0 ? 0.0 : std::numeric_limits<double>::infinity()) : e / std::fabs(x);
   }
   // A finite exact value beyond the format's range has an infinite correctly rounded reference:
   // no ulp distance to a finite output, only its relative error.
@@ -78,7 +84,7 @@ void DriftAccumulator::add_bits(const mp& exact, uint64_t got_bits) {
   }
   max_rel_ = std::max(max_rel_, rel);
   sum_sq_err_ += err * err;
-  sum_sq_exact_ += x * x;
+  sum_sq_exact_ += xl * xl;
   ++compared_;
 }
 

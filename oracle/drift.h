@@ -64,7 +64,7 @@ class DriftAccumulator {
   ref::Format format_;
   int64_t compared_ = 0, nonfinite_ = 0;
   double max_ulps_ = 0, sum_ulps_ = 0;
-  double sum_sq_err_ = 0, sum_sq_exact_ = 0;
+  long double sum_sq_err_ = 0, sum_sq_exact_ = 0;
   double max_rel_ = 0;
 };
 
