@@ -6,12 +6,14 @@
 #include <string>
 
 #include "oracle/case.h"
+#include "oracle/drift.h"
 #include "oracle/listing.h"
 #include "oracle/claims_report.h"
 #include "oracle/system_info.h"
 #include "oracle/verify.h"
 #include "golden_command.h"
 #include "bench_command.h"
+#include "drift_command.h"
 #include "verify_command.h"
 
 namespace {
@@ -23,9 +25,16 @@ int run_list(bool json) {
   if (json) {
     nlohmann::json j = lmo::oracle::to_json(info);
     j.update(lmo::oracle::listing_json(cases));
+    for (const auto& a : lmo::oracle::drift_audits()) {
+      j["drift_audits"].push_back({{"name", a.name}, {"summary", a.summary}});
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << lmo::oracle::to_text(info) << lmo::oracle::listing_text(cases);
+    std::cout << "\nDrift audits (lmoracle drift --audit NAME):\n";
+    for (const auto& a : lmo::oracle::drift_audits()) {
+      std::cout << "  " << a.name << "  " << a.summary << "\n";
+    }
   }
   return 0;
 }
@@ -63,6 +72,9 @@ int main(int argc, char** argv) {
   BenchArgs bench_args;
   CLI::App* bench = add_bench_command(app, bench_args);
 
+  DriftArgs drift_args;
+  CLI::App* drift = add_drift_command(app, drift_args);
+
   // CLI11 would report an unknown subcommand as a missing one; name it instead.
   if (argc >= 2 && argv[1][0] != '-') {
     std::string known;
@@ -99,6 +111,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return run_check(check_args);
     if (ref->parsed()) return run_ref(ref_args);
     if (bench->parsed()) return run_bench(bench_args);
+    if (drift->parsed()) return run_drift(drift_args);
   } catch (const lmo::oracle::InputError& e) {
     std::cerr << "lmoracle: " << e.what() << "\n";
     return 2;

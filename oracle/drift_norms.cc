@@ -1,0 +1,164 @@
+// norm-width: F02 RMSNorm and F01 LayerNorm against the row width, at mean offsets 0 and 64.
+// Two effects: mean(x²) and mean(x) accumulated in bf16/f16 stagnate (and f16 sums of squares
+// overflow) as the width grows; a one-pass variance E[x²] − μ² cancels catastrophically when the
+// mean offset dwarfs the spread, at every width, where the two-pass definition does not.
+#include <algorithm>
+#include <string>
+
+#include "fast/norms.h"
+#include "oracle/drift_support.h"
+#include "reference/norms.h"
+
+namespace lmo::oracle::drift {
+namespace {
+
+using ref::bfloat16;
+using ref::float16;
+using ref::Format;
+
+// 2^-17 ≈ 7.6e-6: an ε that every format from f16 up holds exactly (as a subnormal in f16).
+constexpr double kEps = 0x1p-17;
+
+// LayerNorm with the one-pass variance σ² = E[x²] − μ² (clamped at 0, as kernels do), every
+// step in T, both means accumulated in Acc: the shortcut the reference never takes (it defines
+// the two-pass variance), simulated here to show what it costs.
+template <class T, class Acc>
+std::vector<T> layernorm_one_pass(std::span<const T> x, std::span<const T> gamma,
+                                  std::span<const T> beta, const T& eps) {
+  using std::sqrt;
+  const T mu = ref::detail::mean_of<T, Acc>(x, [](const T& v) { return v; });
+  const T ms = ref::detail::mean_of<T, Acc>(x, [](const T& v) { return T(v * v); });
+  T var = ms - T(mu * mu);
+  if (var < T(0)) var = T(0);
+  const T denom = sqrt(T(var + eps));
+  std::vector<T> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = T(T(T(x[i] - mu) / denom) * gamma[i]) + beta[i];
+  return y;
+}
+
+struct Row {
+  std::vector<double> x, gamma, beta;
+};
+
+template <class T, class Acc>
+void policy(const Row& in, bool layer, const std::vector<mp>& exact, DriftAccumulator& a) {
+  const std::vector<T> x = as<T>(in.x), g = as<T>(in.gamma), be = as<T>(in.beta);
+  const T eps = ref::from_mp<T>(mp(kEps));
+  add_all(a, exact,
+          layer ? ref::layernorm<T, Acc>(x, g, be, eps) : ref::rmsnorm<T, Acc>(x, g, eps));
+}
+
+void fast_policy(fast::Storage s, const Row& in, bool layer, const std::vector<mp>& exact,
+                 DriftAccumulator& a) {
+  const int64_t d = static_cast<int64_t>(in.x.size());
+  if (s == fast::Storage::f32) {
+    const std::vector<float> x = as<float>(in.x), g = as<float>(in.gamma), be = as<float>(in.beta);
+    std::vector<float> y(in.x.size());
+    if (layer) {
+      fast::layernorm(s, x.data(), g.data(), be.data(), y.data(), 1, d, float(kEps));
+    } else {
+      fast::rmsnorm(s, x.data(), g.data(), y.data(), 1, d, float(kEps));
+    }
+    add_all(a, exact, y);
+    return;
+  }
+  const auto bits = [](const std::vector<double>& v) {
+    std::vector<uint16_t> b;
+    for (double x : v) b.push_back(static_cast<uint16_t>(ref::encode(Format::bf16, x)));
+    return b;
+  };
+  const std::vector<uint16_t> x = bits(in.x), g = bits(in.gamma), be = bits(in.beta);
+  std::vector<uint16_t> y(in.x.size());
+  if (layer) {
+    fast::layernorm(s, x.data(), g.data(), be.data(), y.data(), 1, d, float(kEps));
+  } else {
+    fast::rmsnorm(s, x.data(), g.data(), y.data(), 1, d, float(kEps));
+  }
+  for (size_t i = 0; i < y.size(); ++i) a.add_bits(exact[i], y[i]);
+}
+
+}  // namespace
+
+DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
+  DriftResult r;
+  r.op = "rmsnorm (F02), layernorm (F01)";
+  const std::vector<int64_t> widths = doubling(64, o.quick ? 4096 : 65536);
+  const int rows = 2;
+  r.x_label = "width";
+  r.description =
+      "Error of " + std::to_string(rows) +
+      " normalized rows (x uniform in [offset − 1, offset + 1), γ in [0.5, 1.5), β in "
+      "[-0.5, 0.5), ε = 2^-17) against the exact values, for widths 64 … " +
+      std::to_string(widths.back()) +
+      ". bf16/f16 sums stagnate as the width grows (f16 sums of squares overflow at offset 64); "
+      "the one-pass variance of LayerNorm fails at offset 64 at every width.";
+  r.panels = {"RMSNorm, offset 0", "RMSNorm, offset 64", "LayerNorm, offset 0",
+              "LayerNorm, offset 64"};
+  ResultBuilder b(r);
+  b.policy("f32/f32/f32", "f32 inputs, arithmetic and sums (two-pass variance)");
+  b.policy("bf16/f32/f32", "bf16 inputs and outputs, f32 arithmetic and sums");
+  b.policy("bf16/bf16/f32", "bf16 arithmetic (squares, deviations, quotients), sums in f32");
+  b.policy("bf16/bf16/bf16", "all bf16, sums in bf16");
+  b.policy("f16/f16/f32", "f16 arithmetic, sums in f32");
+  b.policy("f16/f16/f16", "all f16, sums in f16");
+  b.policy("f32 one-pass", "LayerNorm only: f32, variance E[x²] − μ² in one pass");
+  b.policy("bf16/f32/f32 one-pass", "LayerNorm only: bf16 storage, f32 one-pass variance");
+  b.policy("fast f32", "fast/ kernel (Highway, f32 lanes, two-pass) on f32 storage");
+  b.policy("fast bf16", "fast/ kernel (Highway, f32 lanes, two-pass) on bf16 storage");
+
+  const int64_t total = static_cast<int64_t>(widths.size()) * 4;
+  int64_t done = 0;
+  for (const std::string& panel : r.panels) {
+    const bool layer = panel.rfind("LayerNorm", 0) == 0;
+    const double offset = panel.find("offset 64") != std::string::npos ? 64 : 0;
+    for (int64_t d : widths) {
+      progress(done++, total, panel + ", width " + std::to_string(d));
+      DriftAccumulator f32(Format::f32), bf32(Format::bf16), bbf(Format::bf16), bbb(Format::bf16),
+          hhf(Format::f16), hhh(Format::f16), one(Format::f32), bone(Format::bf16), ff(Format::f32),
+          fb(Format::bf16);
+      for (int rw = 0; rw < rows; ++rw) {
+        const std::string key = "norm." + std::to_string(d) + "." + std::to_string(rw);
+        Row in{bf16_uniform(o.seed, key + ".x", d, offset - 1, offset + 1),
+               bf16_uniform(o.seed, key + ".gamma", d, 0.5, 1.5),
+               bf16_uniform(o.seed, key + ".beta", d, -0.5, 0.5)};
+        if (!layer) std::fill(in.beta.begin(), in.beta.end(), 0.0);
+        const std::vector<mp> x = as<mp>(in.x), g = as<mp>(in.gamma), be = as<mp>(in.beta);
+        const std::vector<mp> exact =
+            layer ? ref::layernorm<mp>(x, g, be, mp(kEps)) : ref::rmsnorm<mp>(x, g, mp(kEps));
+        policy<float, float>(in, layer, exact, f32);
+        policy<float, float>(in, layer, exact, bf32);  // stored to bf16 by the accumulator
+        policy<bfloat16, float>(in, layer, exact, bbf);
+        policy<bfloat16, bfloat16>(in, layer, exact, bbb);
+        policy<float16, float>(in, layer, exact, hhf);
+        policy<float16, float16>(in, layer, exact, hhh);
+        if (layer) {
+          const std::vector<float> xf = as<float>(in.x), gf = as<float>(in.gamma),
+                                   bf = as<float>(in.beta);
+          const std::vector<float> y =
+              layernorm_one_pass<float, float>(xf, gf, bf, static_cast<float>(kEps));
+          add_all(one, exact, y);
+          add_all(bone, exact, y);
+        }
+        fast_policy(fast::Storage::f32, in, layer, exact, ff);
+        fast_policy(fast::Storage::bf16, in, layer, exact, fb);
+      }
+      const double xv = static_cast<double>(d);
+      b.add(panel, "f32/f32/f32", xv, f32);
+      b.add(panel, "bf16/f32/f32", xv, bf32);
+      b.add(panel, "bf16/bf16/f32", xv, bbf);
+      b.add(panel, "bf16/bf16/bf16", xv, bbb);
+      b.add(panel, "f16/f16/f32", xv, hhf);
+      b.add(panel, "f16/f16/f16", xv, hhh);
+      if (layer) {
+        b.add(panel, "f32 one-pass", xv, one);
+        b.add(panel, "bf16/f32/f32 one-pass", xv, bone);
+      }
+      b.add(panel, "fast f32", xv, ff);
+      b.add(panel, "fast bf16", xv, fb);
+    }
+  }
+  b.finish();
+  return r;
+}
+
+}  // namespace lmo::oracle::drift
