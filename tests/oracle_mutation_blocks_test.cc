@@ -102,6 +102,30 @@ json aux_free_case() {
       "params": {"experts": 256, "gamma": 0.001, "max_load": 128}})");
 }
 
+// The update in f32 with the given γ and the sign of the step for an under-loaded expert (+1
+// right, −1 the mutation).
+Outputs<double> update_f32(const RunContext& c, F32 gamma, int under_sign) {
+  const std::vector<F32> bias = c.in.values<F32>("bias");
+  const std::vector<int64_t> load = c.in.ints("load");
+  const auto n = static_cast<int64_t>(bias.size());
+  int64_t total = 0;
+  for (int64_t l : load) total += l;
+  const F32 up = under_sign > 0 ? gamma : F32(-gamma);
+  Outputs<F32> o(1);
+  for (size_t i = 0; i < bias.size(); ++i) {
+    const int64_t scaled = n * load[i];
+    F32 y = bias[i];
+    if (scaled < total) y = F32(y + up);
+    if (scaled > total) y = F32(y - up);
+    o[0].values.push_back(y);
+  }
+  return outputs_as_double(o);
+}
+
+double case_gamma(const RunContext& c) {
+  return dynamic_cast<const AuxFreeUpdateOp&>(c.op).params().gamma;
+}
+
 // The update with its sign flipped (bias += γ·sign(load − mean)): over-loaded experts are pushed
 // up, so they win still more tokens and the routing collapses instead of balancing.
 TEST(AuxFreeMutants, SignFlipped) {
@@ -109,23 +133,20 @@ TEST(AuxFreeMutants, SignFlipped) {
     SCOPED_TRACE(ref::format_name(storage));
     Harness h(aux_free_case(), storage);
     expect_caught(h, [](const RunContext& c) {
-      const AuxFreeParams& p = dynamic_cast<const AuxFreeUpdateOp&>(c.op).params();
-      const std::vector<F32> bias = c.in.values<F32>("bias");
-      const std::vector<int64_t> load = c.in.ints("load");
-      const F32 gamma = ref::from_mp<F32>(ref::mp(p.gamma));
-      int64_t total = 0;
-      for (int64_t l : load) total += l;
-      Outputs<F32> o(1);
-      for (size_t i = 0; i < bias.size(); ++i) {
-        const int64_t scaled = p.experts * load[i];
-        F32 y = bias[i];
-        if (scaled < total) y = F32(y - gamma);  // the mutation: − for an under-loaded expert
-        if (scaled > total) y = F32(y + gamma);
-        o[0].values.push_back(y);
-      }
-      return outputs_as_double(o);
+      return update_f32(c, ref::from_mp<F32>(ref::mp(case_gamma(c))), -1);
     });
   }
+}
+
+// γ held in bf16 (the update done in the parameters' dtype): 0.001 becomes 0.00099945…, a
+// relative error of about 2^-11 that arg_error = 1 (one f32 rounding of γ) must not excuse. Seen
+// only when the bias is stored in f32.
+TEST(AuxFreeMutants, GammaRoundedToBf16) {
+  Harness h(aux_free_case(), Format::f32);
+  expect_caught(h, [](const RunContext& c) {
+    const auto g = ref::from_mp<ref::bfloat16>(ref::mp(case_gamma(c)));
+    return update_f32(c, F32(ref::to_double(g)), +1);
+  });
 }
 
 // The step's loads are drawn so that both directions occur: the mutant above is tested on
