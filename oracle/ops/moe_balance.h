@@ -1,7 +1,7 @@
 // Oracle op of F22: aux_free_update, one step of auxiliary-loss-free balancing
 // (reference/moe.h update_balance_bias): c_i ← c_i + γ for an expert loaded below the mean over
 // the N experts, c_i − γ above it, unchanged at it. Inputs bias c [N] (storage format) and load
-// [N] (i64 token counts per expert); parameter γ. Output the new bias [N].
+// [N] (i64 token counts per expert); parameter γ. Output new_bias [N] (named apart from its input).
 //
 // Its exact run supplies, per element, the condition number of c_i ± γ with respect to γ,
 // |γ| / |c_i ± γ| (0 where c_i is unchanged): a kernel holds γ as an f32 constant, rounded once,
