@@ -41,6 +41,8 @@ const std::vector<OpInfo>& op_registry() {
     add_positional_ops(v);
     add_rope_ops(v);
     add_ffn_ops(v);
+    add_block_ops(v);
+    add_moe_balance_ops(v);
     return v;
   }();
   return ops;

@@ -90,6 +90,12 @@ constexpr PolicyEntry kTable[] = {
     {"moe_router", "experts", topk_policy(1.0 / 128),
      "scores (a logit dot product) may be stored in bf16 (2^-9): 2^-7 of the row scale is a tie"},
     {"load_balance_loss", "", naive_policy(), "α·N·Σ f_i·P_i: reductions over tokens and experts"},
+    {"aux_free_update", "", ulp_policy(0, 0, kMargin, 1),
+     "c ± γ: one sum, rounded once; the f32 constant γ is off by u, times κ = |γ|/|c ± γ|"},
+
+    // Blocks.
+    {"decoder_block", "", naive_policy(),
+     "norms, attention, FFN and residual sums: a composition of reductions"},
 };
 
 std::string known_ops() {

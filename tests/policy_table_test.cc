@@ -41,12 +41,15 @@ const std::set<std::string> kRegistryOps = {"rmsnorm",
                                             "shaw_logits",
                                             "t5_bias",
                                             "online_softmax",
-                                            "load_balance_loss"};
+                                            "load_balance_loss",
+                                            "aux_free_update",
+                                            "decoder_block"};
 
 // Elementwise ops: policy (1) by the DESIGN rule.
 const std::set<std::string> kElementwise = {
     "relu",       "gelu",    "gelu_tanh",        "silu",   "swiglu_gate", "geglu_gate",
-    "geglu_tanh_gate", "reglu_gate", "softcap", "learned_position", "t5_bias"};
+    "geglu_tanh_gate", "reglu_gate", "softcap", "learned_position", "t5_bias",
+    "aux_free_update"};
 
 TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
   std::set<std::pair<std::string, std::string>> seen;
@@ -57,7 +60,7 @@ TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
     EXPECT_EQ(e.justification.find('\n'), std::string_view::npos);  // one line
     EXPECT_TRUE(seen.insert({std::string(e.op), std::string(e.output)}).second) << "duplicate";
   }
-  EXPECT_EQ(policy_table().size(), 32u);
+  EXPECT_EQ(policy_table().size(), 34u);
 }
 
 TEST(PolicyTable, EveryRegistryOpHasAPolicy) {

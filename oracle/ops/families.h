@@ -18,5 +18,7 @@ void add_moe_ops(std::vector<OpInfo>& ops);
 void add_positional_ops(std::vector<OpInfo>& ops);
 void add_rope_ops(std::vector<OpInfo>& ops);
 void add_ffn_ops(std::vector<OpInfo>& ops);
+void add_block_ops(std::vector<OpInfo>& ops);
+void add_moe_balance_ops(std::vector<OpInfo>& ops);
 
 }  // namespace lmo::oracle
