@@ -17,19 +17,10 @@ namespace {
 using lmo::testing::careful_f32;
 using lmo::testing::exact_rounded;
 using lmo::testing::Harness;
+using lmo::testing::expect_caught;
 using nlohmann::json;
 using ref::Format;
 using F32 = ref::Sim<Format::f32>;
-
-void expect_caught(Harness& h, const lmo::testing::Kernel& mutant) {
-  const VerifyRow good = h.judge("careful-f32", careful_f32);
-  EXPECT_TRUE(good.pass) << good.detail;
-  const VerifyRow bad = h.judge("mutant", mutant);
-  EXPECT_FALSE(bad.pass) << "the mutant passed: max ulp " << bad.max_ulps;
-  // Caught by the tolerance policy on finite values (not by a NaN or an unwritten element).
-  ASSERT_EQ(bad.outputs.size(), 1u);
-  EXPECT_EQ(bad.outputs[0].verdict.reason, FailReason::kPolicy) << bad.detail;
-}
 
 // Llama 3.1 405B's RoPE at long context: base 500000, the Llama 3.1 rule, half-split pairs.
 json llama31_case(const char* op) {
