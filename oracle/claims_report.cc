@@ -141,4 +141,43 @@ int run_claims(const ClaimsOptions& o, std::ostream& out) {
   return any_fail ? 1 : 0;
 }
 
+ClaimsSummary summarize_claims(uint64_t seed) {
+  ClaimContext ctx;
+  ctx.seed = seed;
+  ctx.backends = claim_backends();
+  ClaimsSummary s;
+  for (const Claim& c : claims_registry()) {
+    const ClaimEvidence ev = evaluate(c, ctx);
+    ++s.total;
+    switch (ev.status) {
+      case ClaimStatus::kHolds:
+        ++s.holds;
+        break;
+      case ClaimStatus::kRefutedAsStated:
+        ++s.refuted;
+        break;
+      case ClaimStatus::kErratumShown:
+        ++s.errata;
+        break;
+      case ClaimStatus::kFails:
+        ++s.fails;
+        s.failing.push_back(c.id + ": " + ev.summary);
+        break;
+    }
+    s.json.push_back(claim_json(c, ev));
+  }
+  return s;
+}
+
+std::string to_text(const ClaimsSummary& s) {
+  std::string backends;
+  for (const ClaimBackend& b : claim_backends()) backends += (backends.empty() ? "" : ", ") + b.name;
+  std::string out = "claims: " + std::to_string(s.total) + " evaluated on " + backends + ": " +
+                    std::to_string(s.holds) + " hold, " + std::to_string(s.refuted) +
+                    " refuted as stated, " + std::to_string(s.errata) + " errata shown, " +
+                    std::to_string(s.fails) + " FAIL (details: lmoracle claims)\n";
+  for (const std::string& f : s.failing) out += "  FAILS " + f + "\n";
+  return out;
+}
+
 }  // namespace lmo::oracle

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,18 @@ struct ClaimsOptions {
 // when any claim FAILS, else 0. Throws std::invalid_argument naming --id or --backend and the
 // valid values when either names nothing.
 int run_claims(const ClaimsOptions& o, std::ostream& out);
+
+// Every claim of the registry on every claim backend, summarized for `lmoracle verify`: one
+// count per status and, for a claim that FAILS, its line. `json` holds claim_json of each.
+struct ClaimsSummary {
+  int total = 0;
+  int holds = 0, refuted = 0, errata = 0, fails = 0;
+  std::vector<std::string> failing;  // "C05: <summary>"
+  nlohmann::json json = nlohmann::json::array();
+};
+ClaimsSummary summarize_claims(uint64_t seed = 20261122);
+// "claims: 35 evaluated on ref, ref-f64, …: 27 hold, 3 refuted as stated, 5 errata shown, 0 FAIL"
+std::string to_text(const ClaimsSummary& s);
 
 // One claim's result as JSON (the objects of the list run_claims prints).
 nlohmann::json claim_json(const Claim& c, const ClaimEvidence& ev);

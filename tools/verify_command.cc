@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "oracle/backend.h"
 #include "oracle/case.h"
+#include "oracle/claims_report.h"
 #include "oracle/verify.h"
 
 namespace {
@@ -42,6 +44,8 @@ CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
   v->add_option("--max-cost", a.max_cost,
                 "Refuse cases whose reference cost estimate exceeds this many operations");
   v->add_flag("--json", a.json, "Print JSON instead of a table");
+  v->add_flag("--no-claims", a.no_claims,
+              "Skip the claims summary (run by default with the whole built-in case set)");
   return v;
 }
 
@@ -76,19 +80,32 @@ int run_verify(const VerifyArgs& a) {
     std::fflush(stderr);
   };
   const VerifyReport r = verify(cases, backends, o, progress);
+  // The claims registry is part of the main job: the whole built-in case set, unfiltered.
+  const bool with_claims = !a.no_claims && a.case_files.empty() && a.cases_dir.empty() &&
+                           a.filter.empty() && a.backends.empty() && a.formats.empty();
+  std::optional<ClaimsSummary> claims;
+  if (with_claims) {
+    if (tty) std::fprintf(stderr, "\r\033[Kclaims ...");
+    claims = summarize_claims();
+  }
   if (tty) std::fprintf(stderr, "\r\033[K");
+  const int claims_failed = claims ? claims->fails : 0;
   if (a.json) {
-    std::cout << to_json(r).dump(2) << "\n";
+    nlohmann::json j = to_json(r);
+    if (claims) j["claims"] = claims->json;
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << to_table(r);
+    if (claims) std::cout << "\n" << to_text(*claims);
     std::printf("\ntime: inputs %.1f s, reference %.1f s, naive runs %.1f s, backends %.1f s, "
                 "judging %.1f s\n",
                 r.times.inputs, r.times.reference, r.times.naive, r.times.backends,
                 r.times.judging);
-    std::cout << "verify: " << r.passed << " passed, " << r.failed << " failed";
+    // A claim that FAILS counts as one failed check.
+    std::cout << "verify: " << r.passed << " passed, " << r.failed + claims_failed << " failed";
     // Backends without a kernel for an op (or a format) skip it: listed above, not a failure.
     if (r.skipped > 0) std::cout << ", " << r.skipped << " skipped";
     std::cout << "\n";
   }
-  return r.failed > 0 ? 1 : 0;
+  return r.failed + claims_failed > 0 ? 1 : 0;
 }

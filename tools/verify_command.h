@@ -13,6 +13,7 @@ struct VerifyArgs {
   std::vector<std::string> case_files;
   double max_cost = 2e9;
   bool json = false;
+  bool no_claims = false;
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyArgs& args);
