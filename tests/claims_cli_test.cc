@@ -7,23 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/run_cli.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
+using Result = lmo::testdata::CliResult;
 Result run(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string(LMO_BIN) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return lmo::testdata::run_cli(LMO_BIN, args, with_stderr);
 }
 
 TEST(ClaimsCli, TableOfEveryClaimExitsZero) {

@@ -7,24 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/run_cli.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(LMO_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = lmo::testdata::CliResult;
+Result run(const std::string& args) { return lmo::testdata::run_cli(LMO_BIN, args); }
 
 TEST(Cli, VersionAndHelp) {
   Result v = run("--version");

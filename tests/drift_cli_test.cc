@@ -14,26 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "support/run_cli.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(LMO_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = lmo::testdata::CliResult;
+Result run(const std::string& args) { return lmo::testdata::run_cli(LMO_BIN, args); }
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
