@@ -21,11 +21,6 @@ static_assert(std::endian::native == std::endian::little,
 
 using nlohmann::json;
 
-// A name as a JSON string literal: quoted, with control characters escaped.
-std::string quote(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 // A found value for a message: scalars as JSON text (long strings cut), containers by their
 // type only. Never dump a container: nlohmann's serializer recurses, and a hostile header can
 // nest arrays a million deep.
@@ -37,7 +32,7 @@ std::string describe(const json& v) {
 }
 
 std::string tensor_where(const std::string& name, std::string_view field = {}) {
-  std::string w = "tensor " + quote(name);
+  std::string w = "tensor " + quote_for_message(name);
   if (!field.empty()) w += " " + std::string(field);
   return w;
 }
@@ -142,8 +137,8 @@ class Reader {
           if (open_objects.size() == 1) top_key = key;
           if (!open_objects.back().insert(key).second && duplicate.empty()) {
             duplicate = open_objects.size() == 1
-                            ? "duplicate tensor name " + quote(key)
-                            : "duplicate key " + quote(key) + " in the entry " + quote(top_key);
+                            ? "duplicate tensor name " + quote_for_message(key)
+                            : "duplicate key " + quote_for_message(key) + " in the entry " + quote_for_message(top_key);
           }
           break;
         }
@@ -170,7 +165,7 @@ class Reader {
     std::map<std::string, std::string> m;
     for (const auto& [key, value] : v.items()) {
       if (!value.is_string()) {
-        fail("__metadata__ " + quote(key),
+        fail("__metadata__ " + quote_for_message(key),
              "__metadata__ values must be strings, got " + describe(value));
       }
       m.emplace(key, value.get<std::string>());
@@ -186,7 +181,7 @@ class Reader {
     }
     for (const auto& [key, value] : v.items()) {
       if (key != "dtype" && key != "shape" && key != "data_offsets") {
-        fail(tensor_where(name), "unknown key " + quote(key) +
+        fail(tensor_where(name), "unknown key " + quote_for_message(key) +
                                      " in a tensor entry (allowed: dtype, shape, data_offsets)");
       }
     }
@@ -283,7 +278,7 @@ class Reader {
       if (e.begin < covered) {
         fail(tensor_where(e.name, "data_offsets"),
              "data_offsets " + range_text(e.begin, e.end) + " overlap tensor " +
-                 quote(previous->name) + " " + range_text(previous->begin, previous->end) +
+                 quote_for_message(previous->name) + " " + range_text(previous->begin, previous->end) +
                  " (offsets must be contiguous and non-overlapping)");
       }
       if (e.begin > covered) {

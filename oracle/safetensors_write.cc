@@ -18,10 +18,6 @@ static_assert(std::endian::native == std::endian::little,
 
 using nlohmann::json;
 
-std::string quote(std::string_view s) {
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 void check_text(std::string_view file, const std::string& where, std::string_view text) {
   if (auto bad = first_invalid_utf8(text)) {
     throw SafetensorsError(std::string(file), where,
@@ -42,7 +38,7 @@ std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
       throw SafetensorsError(std::string(name_for_messages), "tensor \"__metadata__\"",
                              "the name __metadata__ is reserved for the metadata object");
     }
-    check_text(name_for_messages, "tensor " + quote(entry.first) + " name", entry.first);
+    check_text(name_for_messages, "tensor " + quote_for_message(entry.first) + " name", entry.first);
     order.push_back(&entry);
   }
   std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
@@ -62,8 +58,8 @@ std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
   if (!content.metadata.empty()) {
     json meta = json::object();
     for (const auto& [key, value] : content.metadata) {
-      check_text(name_for_messages, "__metadata__ key " + quote(key), key);
-      check_text(name_for_messages, "__metadata__ " + quote(key) + " value", value);
+      check_text(name_for_messages, "__metadata__ key " + quote_for_message(key), key);
+      check_text(name_for_messages, "__metadata__ " + quote_for_message(key) + " value", value);
       meta[key] = value;
     }
     header["__metadata__"] = std::move(meta);

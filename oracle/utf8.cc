@@ -1,5 +1,7 @@
 #include "oracle/utf8.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 
 namespace lmo::oracle {
@@ -42,6 +44,11 @@ std::optional<size_t> first_invalid_utf8(std::string_view text) {
     i += len;
   }
   return std::nullopt;
+}
+
+std::string quote_for_message(std::string_view text) {
+  return nlohmann::json(std::string(text))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace lmo::oracle

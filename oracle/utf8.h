@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace lmo::oracle {
@@ -12,5 +13,9 @@ namespace lmo::oracle {
 // nullopt when the whole text is well formed. Rejects overlong encodings, UTF-16 surrogates
 // (U+D800..U+DFFF), code points above U+10FFFF and truncated sequences.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
+
+// A name as a JSON string literal for messages: quoted, control characters escaped, malformed
+// UTF-8 replaced (so a message about a bad name is itself valid text).
+std::string quote_for_message(std::string_view text);
 
 }  // namespace lmo::oracle

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "exercise_case.h"
 #include "oracle/case.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,13 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const std::vector<Case> cases =
         parse_case_document(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
-    for (const Case& c : cases) {
-      const std::unique_ptr<Op> op = make_op(c);
-      volatile double cost = op->cost();
-      (void)cost;
-      for (const InputDecl& d : case_inputs(c, *op)) (void)d.shape.size();
-      for (const OutputDecl& d : op->outputs()) (void)d.shape.size();
-    }
+    for (const Case& c : cases) lmo::fuzz::exercise_case(c);
   } catch (const InputError&) {
     // A refused file: the expected outcome for nearly every input.
   }

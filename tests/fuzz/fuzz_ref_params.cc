@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "exercise_case.h"
 #include "oracle/case.h"
 #include "oracle/user_ref.h"
 
@@ -23,12 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string op_name = lines.front();
   lines.erase(lines.begin());
   try {
-    const Case c = parse_case(user_case_json(op_name, lines), "command line", "--op/--param");
-    const std::unique_ptr<Op> op = make_op(c);
-    volatile double cost = op->cost();
-    (void)cost;
-    for (const InputDecl& d : case_inputs(c, *op)) (void)d.shape.size();
-    for (const OutputDecl& d : op->outputs()) (void)d.shape.size();
+    lmo::fuzz::exercise_case(
+        parse_case(user_case_json(op_name, lines), "command line", "--op/--param"));
   } catch (const InputError&) {
     // Refused parameters: exit 2 in the program.
   }
