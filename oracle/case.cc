@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "oracle/utf8.h"
 #include "reference/presets.h"
 
 #ifndef LMO_CASES_DIR
@@ -18,10 +19,7 @@
 namespace lmo::oracle {
 namespace {
 
-std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+std::string show(const nlohmann::json& v) { return json_for_message(v); }
 
 const nlohmann::json* get(const nlohmann::json& o, const char* key) {
   const auto it = o.find(key);

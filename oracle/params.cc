@@ -3,14 +3,12 @@
 #include <cmath>
 #include <limits>
 
+#include "oracle/utf8.h"
+
 namespace lmo::oracle {
 namespace {
 
-std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
-  return s;
-}
+std::string show(const nlohmann::json& v) { return json_for_message(v); }
 
 std::string range(double lo, double hi) {
   const auto b = [](double x) {

@@ -2,6 +2,7 @@
 
 #include "oracle/case.h"
 #include "oracle/golden_content.h"
+#include "oracle/utf8.h"
 
 namespace lmo::oracle {
 namespace {
@@ -15,11 +16,22 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }  // namespace
 
 nlohmann::json user_case_json(const std::string& op_name, const std::vector<std::string>& params) {
+  // Arguments are arbitrary bytes, but the case they become is JSON text, which must be UTF-8
+  // (nlohmann's dump throws on anything else, deep inside the messages about the case).
+  const auto require_utf8 = [](const std::string& text, const char* field) {
+    if (const auto bad = first_invalid_utf8(text)) {
+      throw InputError("command line", field,
+                       "expected UTF-8 text, but byte " + std::to_string(*bad) + " of " +
+                           quote_for_message(text) + " is not well-formed UTF-8");
+    }
+  };
+  require_utf8(op_name, "--op");
   nlohmann::json p = nlohmann::json::object();
   for (const std::string& kv : params) {
+    require_utf8(kv, "--param");
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw InputError("command line", "--param", "expected KEY=VALUE, got \"" + kv + "\"");
+      throw InputError("command line", "--param", "expected KEY=VALUE, got " + quote_for_message(kv));
     }
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
     try {

@@ -51,4 +51,9 @@ std::string quote_for_message(std::string_view text) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string json_for_message(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
 }  // namespace lmo::oracle

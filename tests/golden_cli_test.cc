@@ -166,5 +166,20 @@ TEST_F(GoldenCli, RefOnUserTensorsWritesAGoldenFileCheckAccepts) {
   EXPECT_TRUE(contains(r.out, "mine.safetensors")) << r.out;
 }
 
+// Found by fuzz_ref_params (corpus crash-5ddc9a9b…): a parameter value that is not UTF-8 made
+// the case's JSON unprintable and the program abort; it must be refused as bad input.
+TEST_F(GoldenCli, RefRefusesParametersThatAreNotUtf8) {
+  CliResult r = run("ref --op attention --param h=4 --param \"$(printf 'mask=caus\\362l')\" --in " +
+                    path("none.safetensors") + " --out " + path("o.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--param")) << r.out;
+  EXPECT_TRUE(contains(r.out, "expected UTF-8 text, but byte 9 of")) << r.out;
+  r = run("ref --op \"$(printf 'sil\\377u')\" --in " + path("none.safetensors") + " --out " +
+          path("o.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--op: expected UTF-8 text, but byte 3 of")) << r.out;
+  EXPECT_FALSE(fs::exists(path("o.safetensors")));
+}
+
 }  // namespace
 }  // namespace lmo::oracle
