@@ -17,8 +17,7 @@ namespace HWY_NAMESPACE {
 void Attention(Storage s, const void* q, const void* k, const void* v, void* o,
                const AttentionArgs& a, float scale) {
   const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
-  const detail::F32Operand qf(s, q, a.q_len * hd), kf(s, k, a.kv_len * gd),
-      vf(s, v, a.kv_len * gd);
+  const detail::F32Operand qf(s, q, a.q_len * hd), kf(s, k, a.kv_len * gd), vf(s, v, a.kv_len * gd);
   CoreArgs c;
   c.q_len = a.q_len;
   c.kv_len = a.kv_len;
@@ -85,8 +84,8 @@ void check_args(const char* fn, Storage s, const void* q, const void* k, const v
   detail::check_count(fn, "heads", a.heads, 1);
   detail::check_count(fn, "kv_heads", a.kv_heads, 1);
   if (a.heads % a.kv_heads != 0) {
-    fail(fn, "kv_heads is " + std::to_string(a.kv_heads) + ", expected a divisor of heads = " +
-                 std::to_string(a.heads));
+    fail(fn, "kv_heads is " + std::to_string(a.kv_heads) +
+                 ", expected a divisor of heads = " + std::to_string(a.heads));
   }
   detail::check_count(fn, "head_dim", a.head_dim, 1);
   detail::check_count(fn, "q_len", a.q_len, 0);

@@ -24,9 +24,9 @@
 namespace lmo::fast {
 
 enum class AttentionMask : uint8_t {
-  none,    // every key visible
-  causal,  // key t visible to query position p iff t ≤ p
-  window,  // iff 0 ≤ p − t < window
+  none,      // every key visible
+  causal,    // key t visible to query position p iff t ≤ p
+  window,    // iff 0 ≤ p − t < window
   document,  // iff t ≤ p and doc_ids[t] == doc_ids[p]
 };
 

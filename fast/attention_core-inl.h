@@ -209,8 +209,8 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
       }
       for (int64_t j0 = kmin; j0 < kmax; j0 += kKeyBlock) {
         const int64_t n = std::min(kKeyBlock, kmax - j0);
-        sgemm(rows, n, a.dk, 1.0f, qt.data(), a.dk, a.k + j0 * a.ldk + kv * a.dk, a.ldk, true,
-              0.0f, st.data(), kKeyBlock);
+        sgemm(rows, n, a.dk, 1.0f, qt.data(), a.dk, a.k + j0 * a.ldk + kv * a.dk, a.ldk, true, 0.0f,
+              st.data(), kKeyBlock);
         if (a.dk2 > 0) {
           sgemm(rows, n, a.dk2, 1.0f, q2t.data(), a.dk2, a.k2 + j0 * a.ldk2 + kv * a.dk2, a.ldk2,
                 true, 1.0f, st.data(), kKeyBlock);
@@ -235,8 +235,8 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
           m[r] = m_new;
           if (corr != 1.0f) ScaleRow(d, &ot[r * ldo_tile], a.dv, corr);
         }
-        sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, a.v + j0 * a.ldv + kv * a.dv, a.ldv,
-              false, 1.0f, ot.data(), ldo_tile);
+        sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, a.v + j0 * a.ldv + kv * a.dv, a.ldv, false,
+              1.0f, ot.data(), ldo_tile);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r / nh, head = h0 + r % nh;

@@ -6,13 +6,14 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include "fast/mla_decode.h"
+
 #include <cmath>
 #include <vector>
 
 #include "fast/attention_core-inl.h"
 #include "fast/blas.h"
 #include "fast/f32_operand.h"
-#include "fast/mla_decode.h"
 #include "fast/storage-inl.h"
 #include "fast/threads.h"
 
@@ -22,8 +23,7 @@ namespace HWY_NAMESPACE {
 
 void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, const void* k_r,
                const void* w_uk, void* o, const MlaDecodeArgs& a, float scale) {
-  const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim,
-                t = a.cache_len;
+  const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len;
   const detail::F32Operand qc(s, q_c, h * dh), qr(s, q_r, h * dr), ckv(s, c_kv, t * dc),
       kr(s, k_r, t * dr), wuk(s, w_uk, dc * h * dh);
   blas_single_threaded();
@@ -39,8 +39,9 @@ void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, co
   const int64_t half = dr / 2;
   std::vector<float> cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));
   for (int64_t k = 0; k < half; ++k) {
-    const double angle = static_cast<double>(t - 1) *
-                         std::pow(a.rope_base, -static_cast<double>(2 * k) / static_cast<double>(dr));
+    const double angle =
+        static_cast<double>(t - 1) *
+        std::pow(a.rope_base, -static_cast<double>(2 * k) / static_cast<double>(dr));
     cs[k] = static_cast<float>(std::cos(angle));
     sn[k] = static_cast<float>(std::sin(angle));
   }
@@ -103,18 +104,18 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   }
   detail::check_count(fn, "latent_dim", a.latent_dim, 1);
   detail::check_count(fn, "cache_len", a.cache_len, 1);
-  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"heads*head_dim",
-                                                                a.heads * a.head_dim},
-                                {"heads*latent_dim", a.heads * a.latent_dim},
-                                {"cache_len", a.cache_len}}) {
+  for (const auto& [name, v] :
+       {std::pair<const char*, int64_t>{"heads*head_dim", a.heads * a.head_dim},
+        {"heads*latent_dim", a.heads * a.latent_dim},
+        {"cache_len", a.cache_len}}) {
     if (v >= (int64_t{1} << 31)) {
       throw std::invalid_argument(std::string(fn) + ": " + name + " is " + std::to_string(v) +
                                   ", expected < 2^31 (OpenBLAS dimensions)");
     }
   }
   if (!(a.rope_base > 0) || std::isinf(a.rope_base)) {
-    throw std::invalid_argument(std::string(fn) + ": rope_base is " +
-                                std::to_string(a.rope_base) + ", expected a finite base > 0");
+    throw std::invalid_argument(std::string(fn) + ": rope_base is " + std::to_string(a.rope_base) +
+                                ", expected a finite base > 0");
   }
   float scale = a.scale;
   if (scale == 0.0f) {

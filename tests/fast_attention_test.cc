@@ -259,12 +259,11 @@ void check_mla(const MlaShape& c, uint64_t seed) {
   const std::string what = "MLA h" + std::to_string(c.h) + " t" + std::to_string(c.t) +
                            (c.half_split ? " half-split" : " interleaved");
   for (Storage s : kAllStorages) {
-    const MlaInputs in{fast_normal(seed, "q_c", s, {1, c.h * c.dh}),
-                       fast_normal(seed, "q_r", s, {1, c.h * c.dr}),
-                       fast_normal(seed, "c_kv", s, {c.t, c.dc}),
-                       fast_normal(seed, "k_r", s, {c.t, c.dr}),
-                       fast_normal(seed, "w_uk", s, {c.dc, c.h * c.dh}, 0,
-                                   1 / std::sqrt(static_cast<double>(c.dh)))};
+    const MlaInputs in{
+        fast_normal(seed, "q_c", s, {1, c.h * c.dh}), fast_normal(seed, "q_r", s, {1, c.h * c.dr}),
+        fast_normal(seed, "c_kv", s, {c.t, c.dc}), fast_normal(seed, "k_r", s, {c.t, c.dr}),
+        fast_normal(seed, "w_uk", s, {c.dc, c.h * c.dh}, 0,
+                    1 / std::sqrt(static_cast<double>(c.dh)))};
     const std::vector<mp> exact = reference_mla<mp>(c, in);
     const std::vector<double> naive = as_doubles(reference_mla<F32>(c, in));
     oracle::GuardedBuffer o(dtype_of(s), {1, c.h * c.dc});
@@ -315,7 +314,7 @@ TEST(FastAttention, Validation) {
   bad([](AttentionArgs& b) { b.heads = 3, b.kv_heads = 2; });  // g must divide h
   bad([](AttentionArgs& b) { b.head_dim = 0; });
   bad([](AttentionArgs& b) { b.q_len = -1; });
-  bad([](AttentionArgs& b) { b.mask = AttentionMask::window; });  // window 0
+  bad([](AttentionArgs& b) { b.mask = AttentionMask::window; });    // window 0
   bad([](AttentionArgs& b) { b.mask = AttentionMask::document; });  // no ids
   bad([](AttentionArgs& b) { b.mask = static_cast<AttentionMask>(9); });
   bad([](AttentionArgs& b) { b.scale = -1; });
@@ -339,8 +338,7 @@ TEST(FastAttention, Validation) {
   EXPECT_THROW(attention_decode(Storage::f32, x, x, x, y, 2, 1, 4, 3, -1), std::invalid_argument);
   EXPECT_THROW(attention_decode(Storage::f32, x, x, x, y, 2, 2, 4, 3, 0, -1.0f),
                std::invalid_argument);
-  EXPECT_THROW(attention_decode(Storage::f32, x, nullptr, x, y, 2, 1, 4, 3),
-               std::invalid_argument);
+  EXPECT_THROW(attention_decode(Storage::f32, x, nullptr, x, y, 2, 1, 4, 3), std::invalid_argument);
 }
 
 TEST(FastMlaDecode, Validation) {
