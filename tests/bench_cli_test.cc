@@ -29,16 +29,20 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
     EXPECT_TRUE(row.at("backend").get<std::string>().starts_with("fast-")) << row;
     const std::string f = row.at("format");
     EXPECT_TRUE(f == "bf16" || f == "f32") << row;
-    EXPECT_GT(row.at("bytes_per_s").get<double>(), 0) << row;
-    EXPECT_GT(row.at("memcpy_bytes_per_s").get<double>(), 0) << row;
+    // Memory-bound rows: bytes/s over memcpy; compute-bound rows (attention): FLOP/s over sgemm.
+    const bool flops = row.at("op") == "attention";
+    const char* rate = flops ? "flops_per_s" : "bytes_per_s";
+    const char* base = flops ? "sgemm_flops_per_s" : "memcpy_bytes_per_s";
+    EXPECT_GT(row.at(rate).get<double>(), 0) << row;
+    EXPECT_GT(row.at(base).get<double>(), 0) << row;
     EXPECT_NEAR(row.at("ratio").get<double>(),
-                row.at("bytes_per_s").get<double>() / row.at("memcpy_bytes_per_s").get<double>(),
+                row.at(rate).get<double>() / row.at(base).get<double>(),
                 1e-9 * row.at("ratio").get<double>());
     EXPECT_GT(row.at("size").get<int64_t>(), 0);
   }
   EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
   for (const char* op : {"rmsnorm", "layernorm", "softmax", "cross_entropy", "swiglu_gate",
-                         "geglu_gate", "softcap"}) {
+                         "geglu_gate", "softcap", "attention"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
   // Ops of the list without a fast kernel are named, not silently dropped.
@@ -59,6 +63,18 @@ TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
     const int64_t arrays = row.at("op") == "softcap" ? 2 : 3;
     EXPECT_EQ(row.at("bytes").get<int64_t>(), arrays * 2 * n) << row;
   }
+}
+
+TEST(BenchCli, AttentionFlopsAreTheVisiblePairsOperations) {
+  const auto r = run_cli("bench --quick --json --format f32 --filter '^attention$'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 1u) << r.out;
+  const auto& row = j.at("rows")[0];
+  // --quick: 256 tokens, causal: 256·257/2 visible pairs per head; 8 heads of d 128, 4d each.
+  EXPECT_EQ(row.at("size").get<int64_t>(), 256 * 257 / 2) << row;
+  EXPECT_EQ(row.at("flops").get<double>(), 4.0 * 128 * 8 * (256 * 257 / 2)) << row;
+  EXPECT_EQ(row.at("sgemm_shape").get<std::string>(), "256x256x128") << row;
 }
 
 TEST(BenchCli, TableEndsWithHowToReadIt) {

@@ -10,11 +10,13 @@
 #include <optional>
 #include <regex>
 
+#include "attention_workloads.h"
 #include "bandwidth.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
 #include "fast_workloads.h"
+#include "flop_rate.h"
 #include "oracle/case_error.h"
 
 namespace {
@@ -68,7 +70,8 @@ std::string gbs(double bytes_per_s) {
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand(
-      "bench", "Memory-bound kernels' bandwidth as a ratio to memcpy of the same traffic");
+      "bench", "Memory-bound kernels' bandwidth as a ratio to memcpy of the same traffic; attention's "
+      "GFLOP/s as a ratio to OpenBLAS sgemm");
   b->add_option("--backend", a.backend,
                 "fast (the dispatched SIMD target) or fast-<target> (see `lmoracle list`)");
   b->add_option("--format", a.formats, "Storage formats (repeatable; default f32 and bf16)");
@@ -112,10 +115,7 @@ int run_bench(const BenchArgs& a) {
   const bool tty = !a.json && isatty(STDERR_FILENO);
 
   nlohmann::json rows = nlohmann::json::array();
-  if (!a.json) {
-    std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape",
-                "GB/s", "memcpy GB/s", "ratio");
-  }
+  bool memory_header = false;  // each table's header is printed before its first row
   for (lmo::fast::Storage s : formats) {
     for (const std::string& op : lmo::tools::fast_workload_ops()) {
       if (!std::regex_search(op, filter)) continue;
@@ -129,9 +129,45 @@ int run_bench(const BenchArgs& a) {
                       {"seconds", m.seconds}, {"bytes_per_s", m.bytes_per_s},
                       {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
       if (!a.json) {
+        if (!memory_header) {
+          std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format",
+                      "shape", "GB/s", "memcpy GB/s", "ratio");
+          memory_header = true;
+        }
         std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", w.op.c_str(), backend.c_str(),
                     format.c_str(), w.shape.c_str(), gbs(m.bytes_per_s).c_str(),
                     gbs(m.memcpy_bytes_per_s).c_str(), m.ratio);
+      }
+    }
+  }
+  // Compute-bound kernels: GFLOP/s over a single-threaded OpenBLAS sgemm of one head's Q Kᵀ.
+  const int64_t tokens = a.quick ? 256 : 2048;
+  bool compute_header = false;
+  for (lmo::fast::Storage s : formats) {
+    for (const std::string& op : lmo::tools::compute_workload_ops()) {
+      if (!std::regex_search(op, filter)) continue;
+      const lmo::tools::ComputeWorkload w = lmo::tools::compute_workload(op, s, tokens);
+      if (tty) std::fprintf(stderr, "\rbench: %s %s ...   ", w.op.c_str(), lmo::fast::storage_name(s).data());
+      const lmo::tools::FlopSample m =
+          lmo::tools::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
+      const std::string format(lmo::fast::storage_name(s));
+      const std::string gemm_shape = std::to_string(w.gemm_m) + "x" + std::to_string(w.gemm_n) +
+                                     "x" + std::to_string(w.gemm_k);
+      rows.push_back({{"op", w.op}, {"backend", backend}, {"format", format},
+                      {"size", w.size}, {"shape", w.shape}, {"flops", w.flops},
+                      {"threads", a.threads}, {"repetitions", m.repetitions},
+                      {"seconds", m.seconds}, {"flops_per_s", m.flops_per_s},
+                      {"sgemm_shape", gemm_shape}, {"sgemm_flops_per_s", m.sgemm_flops_per_s},
+                      {"ratio", m.ratio}});
+      if (!a.json) {
+        if (!compute_header) {
+          std::printf("%-14s %-12s %-6s %-26s %9s %12s %7s\n", "op", "backend", "format",
+                      "shape", "GFLOP/s", "sgemm GFLOP/s", "ratio");
+          compute_header = true;
+        }
+        std::printf("%-14s %-12s %-6s %-26s %9.2f %12.2f %7.2f\n", w.op.c_str(), backend.c_str(),
+                    format.c_str(), w.shape.c_str(), m.flops_per_s / 1e9,
+                    m.sgemm_flops_per_s / 1e9, m.ratio);
       }
     }
   }
@@ -145,9 +181,16 @@ int run_bench(const BenchArgs& a) {
   if (a.json) {
     std::cout << nlohmann::json{{"rows", rows}, {"not_measured", missing}}.dump(2) << "\n";
   } else {
-    std::printf("bytes: each input read once and each output written once; ratio: over a memcpy "
-                "of the same bytes in this run; %d thread(s), median of %d\n",
-                a.threads, reps);
+    if (memory_header) {
+      std::printf("bytes: each input read once and each output written once; ratio: over a "
+                  "memcpy of the same bytes in this run; %d thread(s), median of %d\n",
+                  a.threads, reps);
+    }
+    if (compute_header) {
+      std::printf("GFLOP/s: 4d per visible (query, key) pair and query head; ratio: over OpenBLAS "
+                  "sgemm (one thread) of one head's Q K^T in this run; %d thread(s), median of %d\n",
+                  a.threads, reps);
+    }
   }
   return 0;
 }

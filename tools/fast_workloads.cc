@@ -159,8 +159,7 @@ Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
 }
 
 std::vector<std::pair<std::string, std::string>> fast_workloads_missing() {
-  return {{"rope", "no fast/ RoPE kernel yet (issue #6)"},
-          {"attention", "no fast/ attention kernel yet (issue #6): no GFLOP/s against sgemm"}};
+  return {{"rope", "no fast/ RoPE kernel yet (issue #6)"}};
 }
 
 }  // namespace lmo::tools
