@@ -7,7 +7,7 @@
 //   interleaved: cc = (c0, c0, c1, c1, …), ss = (−s0, s0, −s1, s1, …), so that
 //     y = x·cc + swap(x)·ss, swap exchanging the two lanes of each pair (Reverse2):
 //     y_2k = x_2k·c_k − x_2k+1·s_k and y_2k+1 = x_2k+1·c_k + x_2k·s_k, the formula without any
-//     deinterleaving;
+//     deinterleaving (HWY_SCALAR, one lane, loads the two lanes of a pair apart);
 // then every head of the token is rotated with that row.
 // clang-format off: the skeleton's first lines must stay in this order.
 #undef HWY_TARGET_INCLUDE
@@ -124,6 +124,18 @@ HWY_INLINE void RotateHalfSplit(D d, const Elem<S>* x, Elem<S>* y, const float* 
 template <Storage S, class D>
 HWY_INLINE void RotateInterleaved(D d, const Elem<S>* x, Elem<S>* y, const float* cc,
                                   const float* ss, size_t n) {
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: no pair fits in a vector, so the two lanes of each pair are loaded apart and the
+  // same products formed (y_2k = x_2k·c + x_2k+1·(−s), y_2k+1 = x_2k+1·c + x_2k·s).
+  for (size_t i = 0; i < n; i += 2) {
+    const auto x0 = LoadF<S>(d, x + i), x1 = LoadF<S>(d, x + i + 1);
+    const auto c = hn::LoadU(d, cc + i), s = hn::LoadU(d, ss + i + 1);
+    const auto y0 = hn::MulAdd(x0, c, hn::Mul(x1, hn::Neg(s)));
+    const auto y1 = hn::MulAdd(x1, c, hn::Mul(x0, s));
+    StoreF<S>(d, y0, y + i);
+    StoreF<S>(d, y1, y + i + 1);
+  }
+#else
   const size_t N = hn::Lanes(d);
   const auto rotate = [&](auto v, size_t i) {
     return hn::MulAdd(v, hn::LoadU(d, cc + i), hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, ss + i)));
@@ -132,6 +144,7 @@ HWY_INLINE void RotateInterleaved(D d, const Elem<S>* x, Elem<S>* y, const float
   for (; i + N <= n; i += N) StoreF<S>(d, rotate(LoadF<S>(d, x + i), i), y + i);
   // n and i are even, so the tail holds whole pairs.
   if (i < n) StoreTailF<S>(d, rotate(LoadTailF<S>(d, x + i, n - i, 0.0f), i), y + i, n - i);
+#endif
 }
 
 // Every head of one token with its rotation row; dimensions r … head_dim − 1 copied.

@@ -17,6 +17,7 @@
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "oracle/backend.h"
+#include "oracle/backend_fast_rope.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/activations.h"
 #include "oracle/ops/norms.h"
@@ -131,6 +132,9 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"online_softmax", run_softmax},
       {"logsumexp", run_softmax},
       {"cross_entropy", run_softmax},
+      {"rope", run_fast_rope},
+      {"rope_table", run_fast_rope},
+      {"sinusoidal_pe", run_fast_sinusoidal_pe},
   };
   return m;
 }
