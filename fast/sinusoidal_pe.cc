@@ -102,12 +102,8 @@ void sinusoidal_pe(Storage s, const int64_t* positions, void* pe, int64_t tokens
   detail::check_ptr(fn, "pe", pe, tokens > 0);
   detail::check_positions(fn, positions, tokens);
   if (tokens == 0) return;
-  // 1 / base^(2i/d), the exponent formed as the reference forms it.
-  std::vector<long double> theta(static_cast<size_t>(d / 2));
-  for (int64_t i = 0; i < d / 2; ++i) {
-    const long double e = static_cast<long double>(2 * i) / static_cast<long double>(d);
-    theta[static_cast<size_t>(i)] = 1.0L / std::pow(static_cast<long double>(base), e);
-  }
+  // 1 / base^(2i/d) for i < d/2.
+  const std::vector<long double> theta = inverse_powers(base, d / 2, d);
   const Turns turns = turns_of(theta);
   HWY_DYNAMIC_DISPATCH(SinusoidalPe)(s, positions, pe, tokens, d, turns.hi.data(), turns.lo.data());
 }

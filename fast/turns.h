@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace lmo::fast {
@@ -16,6 +17,10 @@ inline constexpr long double kTwoPiL = 6.283185307179586476925286766559005768L;
 // Padding of the arrays: whole f64 vectors of any target (256 bytes, the largest vector Highway
 // allows: SVE's and RVV's).
 inline constexpr size_t kTurnsPad = 256 / sizeof(double);
+
+// base^(−2k/d) for k < n in long double: the frequencies of RoPE (d = r) and of the sinusoidal
+// encoding (fast/rope_frequencies.cc).
+std::vector<long double> inverse_powers(long double base, int64_t n, int64_t d);
 
 struct Turns {
   std::vector<double> hi, lo;  // f_k = hi[k] + lo[k]; zero-padded to a multiple of kTurnsPad
