@@ -1,5 +1,6 @@
 #include "oracle/backend_fast_rope.h"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -31,41 +32,15 @@ fast::RopeScaling scaling_of(RopeScalingRule r) {
   throw std::logic_error("fast backend: unknown RoPE scaling rule");
 }
 
-// The cos_sin table's storage: f32, or the case's format (the op's "table": "storage").
-fast::Storage table_storage(const ref::Tensor& t) {
-  switch (t.dtype()) {
-    case ref::DType::f32:
-      return fast::Storage::f32;
-    case ref::DType::bf16:
-      return fast::Storage::bf16;
-    case ref::DType::f16:
-      return fast::Storage::f16;
-    default:
-      throw std::logic_error("fast backend: a cos_sin table of dtype " +
-                             std::string(ref::dtype_name(t.dtype())));
-  }
-}
-
 }  // namespace
 
-void run_fast_rope(const Op& op, fast::Storage s, const InputSet& in,
-                   std::vector<GuardedBuffer>& out) {
-  const auto* rope = dynamic_cast<const RopeOp*>(&op);
-  if (!rope) throw std::logic_error("fast backend: the op is not a RopeOp");
-  const RopeParams& p = rope->params();
-  fast::RopeShape shape;
-  shape.tokens = p.tokens;
-  shape.heads = p.heads;
-  shape.head_dim = p.head_dim;
-  shape.rotary_dims = p.rotary_dims;
-  shape.layout = p.layout == ref::RopeLayout::kInterleaved ? fast::RopeLayout::interleaved
-                                                           : fast::RopeLayout::half_split;
-  const void* x = in.at("x").bytes().data();
-  if (p.from_table) {
-    const ref::Tensor& table = in.at("cos_sin");
-    fast::rope_table(s, x, table_storage(table), table.bytes().data(), out[0].data(), shape);
-    return;
-  }
+fast::RopeShape fast_rope_shape(const RopeParams& p) {
+  return {p.tokens, p.heads, p.head_dim, p.rotary_dims,
+          p.layout == ref::RopeLayout::kInterleaved ? fast::RopeLayout::interleaved
+                                                    : fast::RopeLayout::half_split};
+}
+
+fast::RopeFrequencies fast_rope_frequencies(const RopeParams& p) {
   fast::RopeFrequencies f;
   f.base = p.base;
   f.scaling = scaling_of(p.scaling);
@@ -76,7 +51,27 @@ void run_fast_rope(const Op& op, fast::Storage s, const InputSet& in,
   f.beta_fast = p.beta_fast;
   f.beta_slow = p.beta_slow;
   f.attention_factor = p.attention_factor;
-  fast::rope(s, x, positions_of(in), out[0].data(), shape, f);
+  return f;
+}
+
+void run_fast_rope(const Op& op, fast::Storage s, const InputSet& in,
+                   std::vector<GuardedBuffer>& out) {
+  const auto* rope = dynamic_cast<const RopeOp*>(&op);
+  if (!rope) throw std::logic_error("fast backend: the op is not a RopeOp");
+  const RopeParams& p = rope->params();
+  const void* x = in.at("x").bytes().data();
+  if (p.from_table) {
+    // The table's storage: f32, or the case's format (the op's "table": "storage").
+    const ref::Tensor& table = in.at("cos_sin");
+    const std::optional<fast::Storage> ts = fast::parse_storage(ref::dtype_name(table.dtype()));
+    if (!ts) {
+      throw std::logic_error("fast backend: a cos_sin table of dtype " +
+                             std::string(ref::dtype_name(table.dtype())));
+    }
+    fast::rope_table(s, x, *ts, table.bytes().data(), out[0].data(), fast_rope_shape(p));
+    return;
+  }
+  fast::rope(s, x, positions_of(in), out[0].data(), fast_rope_shape(p), fast_rope_frequencies(p));
 }
 
 void run_fast_sinusoidal_pe(const Op& op, fast::Storage s, const InputSet& in,

@@ -5,11 +5,17 @@
 
 #include <vector>
 
+#include "fast/rope.h"
 #include "fast/storage.h"
 #include "oracle/guarded_buffer.h"
 #include "oracle/op.h"
+#include "oracle/ops/rope.h"
 
 namespace lmo::oracle {
+
+// The fast API's description of a rope / rope_table case: its shape and frequency rule.
+fast::RopeShape fast_rope_shape(const RopeParams& p);
+fast::RopeFrequencies fast_rope_frequencies(const RopeParams& p);
 
 void run_fast_rope(const Op& op, fast::Storage s, const InputSet& in,
                    std::vector<GuardedBuffer>& out);

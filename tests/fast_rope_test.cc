@@ -18,6 +18,7 @@
 
 #include "fast/rope.h"
 #include "fast/sinusoidal_pe.h"
+#include "oracle/backend_fast_rope.h"
 #include "oracle/ops/rope.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/oracle_harness.h"
@@ -53,36 +54,6 @@ struct Prepared {
   std::vector<double> naive;
 };
 
-RopeShape shape_of(const oracle::RopeParams& p) {
-  return {
-      p.tokens, p.heads, p.head_dim, p.rotary_dims,
-      p.layout == ref::RopeLayout::kInterleaved ? RopeLayout::interleaved : RopeLayout::half_split};
-}
-
-RopeFrequencies freq_of(const oracle::RopeParams& p) {
-  RopeFrequencies f;
-  f.base = p.base;
-  f.scaling = p.scaling == oracle::RopeScalingRule::kNone   ? RopeScaling::none
-              : p.scaling == oracle::RopeScalingRule::kPi   ? RopeScaling::pi
-              : p.scaling == oracle::RopeScalingRule::kNtk  ? RopeScaling::ntk
-              : p.scaling == oracle::RopeScalingRule::kYarn ? RopeScaling::yarn
-                                                            : RopeScaling::llama31;
-  f.factor = p.factor;
-  f.original_context = p.original_context;
-  f.low_freq_factor = p.low_freq_factor;
-  f.high_freq_factor = p.high_freq_factor;
-  f.beta_fast = p.beta_fast;
-  f.beta_slow = p.beta_slow;
-  f.attention_factor = p.attention_factor;
-  return f;
-}
-
-Storage storage_of(const ref::Tensor& t) {
-  return t.dtype() == ref::DType::f32    ? Storage::f32
-         : t.dtype() == ref::DType::bf16 ? Storage::bf16
-                                         : Storage::f16;
-}
-
 // The fast kernel of the prepared case (rope, rope_table or sinusoidal_pe) into y.
 void run_kernel(const Prepared& c, Storage s, oracle::GuardedBuffer& y) {
   y.arm();
@@ -92,9 +63,11 @@ void run_kernel(const Prepared& c, Storage s, oracle::GuardedBuffer& y) {
     sinusoidal_pe(s, c.positions(), y.data(), p.tokens, p.d, p.base);
   } else if (op == "rope_table") {
     const ref::Tensor& table = c.h.inputs().at("cos_sin");
-    rope_table(s, c.in("x"), storage_of(table), table.bytes().data(), y.data(), shape_of(c.rope()));
+    rope_table(s, c.in("x"), *parse_storage(ref::dtype_name(table.dtype())), table.bytes().data(),
+               y.data(), oracle::fast_rope_shape(c.rope()));
   } else {
-    rope(s, c.in("x"), c.positions(), y.data(), shape_of(c.rope()), freq_of(c.rope()));
+    rope(s, c.in("x"), c.positions(), y.data(), oracle::fast_rope_shape(c.rope()),
+         oracle::fast_rope_frequencies(c.rope()));
   }
 }
 
@@ -279,14 +252,17 @@ TEST(FastRope, FrequenciesMatchTheReference) {
       p["rotary_dims"] = r;
       const Prepared c("rope", p, Storage::f32);
       const std::vector<mp> want = oracle::rope_frequencies<mp>(c.rope());
-      const std::vector<long double> got = rope_inv_freq(r, freq_of(c.rope()));
+      const std::vector<long double> got =
+          rope_inv_freq(r, oracle::fast_rope_frequencies(c.rope()));
       ASSERT_EQ(got.size(), want.size());
       for (size_t k = 0; k < got.size(); ++k) {
         const mp rel = abs(mp(got[k]) - want[k]) / want[k];
         EXPECT_LE(rel, mp(tol)) << name << " r=" << r << " k=" << k;
       }
       const mp m = oracle::rope_cos_sin_factor<mp>(c.rope());
-      EXPECT_LE(abs(mp(rope_cos_sin_factor(freq_of(c.rope()))) - m) / m, mp(tol)) << name;
+      EXPECT_LE(abs(mp(rope_cos_sin_factor(oracle::fast_rope_frequencies(c.rope()))) - m) / m,
+                mp(tol))
+          << name;
     }
   }
 }
@@ -357,7 +333,8 @@ TEST(FastRope, InPlace) {
       run_kernel(c, s, y);
       std::vector<uint8_t> inplace(c.h.inputs().at("x").bytes().begin(),
                                    c.h.inputs().at("x").bytes().end());
-      rope(s, inplace.data(), c.positions(), inplace.data(), shape_of(c.rope()), freq_of(c.rope()));
+      rope(s, inplace.data(), c.positions(), inplace.data(), oracle::fast_rope_shape(c.rope()),
+           oracle::fast_rope_frequencies(c.rope()));
       EXPECT_TRUE(inplace == bytes_of(y)) << layout << " " << storage_name(s);
     }
   }
