@@ -9,6 +9,7 @@
 // argument validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "fast/sinusoidal_pe.h"
 #include "oracle/backend_fast_rope.h"
 #include "oracle/ops/rope.h"
+#include "oracle/specials.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/oracle_harness.h"
 
@@ -30,26 +32,32 @@ using namespace lmo::testdata;
 using nlohmann::json;
 using ref::mp;
 
-// One op case (the oracle's parameters) in storage s: its inputs, exact values and naive run.
+// One op case (the oracle's parameters) in storage s: its inputs (x optionally with special
+// values mixed in), exact values and naive run.
 struct Prepared {
-  Prepared(const std::string& op, json params, Storage s)
+  Prepared(const std::string& op, json params, Storage s, const oracle::SpecialMix& specials = {})
       : h(json{{"id", "fast/" + op},
                {"op", op},
                {"seed", 7001},
                {"formats", {std::string(storage_name(s))}},
                {"params", std::move(params)}},
           format_of(s)) {
-    oracle::RunContext ctx = h.ctx();
-    exact = ctx.exact()[0].values;
-    naive = ctx.simulated(ref::Format::f32)[0].values;
+    for (const auto& [name, t] : h.inputs().all()) {
+      inputs.add(name, name == "x" && specials.fraction > 0
+                           ? oracle::special_mix(t, 7001, "x", specials)
+                           : t);
+    }
+    exact = h.op().exact(inputs)[0].values;
+    naive = h.op().simulated(ref::Format::f32, inputs)[0].values;
   }
-  const void* in(const char* name) const { return h.inputs().at(name).bytes().data(); }
+  const void* in(const char* name) const { return inputs.at(name).bytes().data(); }
   const int64_t* positions() const { return static_cast<const int64_t*>(in("positions")); }
   const oracle::RopeParams& rope() const {
     return dynamic_cast<const oracle::RopeOp&>(h.op()).params();
   }
 
   lmo::testing::Harness h;
+  oracle::InputSet inputs;
   std::vector<mp> exact;
   std::vector<double> naive;
 };
@@ -62,7 +70,7 @@ void run_kernel(const Prepared& c, Storage s, oracle::GuardedBuffer& y) {
     const auto& p = dynamic_cast<const oracle::PositionalOp&>(c.h.op()).params();
     sinusoidal_pe(s, c.positions(), y.data(), p.tokens, p.d, p.base);
   } else if (op == "rope_table") {
-    const ref::Tensor& table = c.h.inputs().at("cos_sin");
+    const ref::Tensor& table = c.inputs.at("cos_sin");
     rope_table(s, c.in("x"), *parse_storage(ref::dtype_name(table.dtype())), table.bytes().data(),
                y.data(), oracle::fast_rope_shape(c.rope()));
   } else {
@@ -74,8 +82,9 @@ void run_kernel(const Prepared& c, Storage s, oracle::GuardedBuffer& y) {
 std::vector<int64_t> output_shape(const Prepared& c) { return c.h.op().outputs()[0].shape; }
 
 // The kernel on every supported target, judged with the op's policy.
-void expect_passes(const std::string& op, const json& params, Storage s, const std::string& what) {
-  const Prepared c(op, params, s);
+void expect_passes(const std::string& op, const json& params, Storage s, const std::string& what,
+                   const oracle::SpecialMix& specials = {}) {
+  const Prepared c(op, params, s, specials);
   oracle::GuardedBuffer y(dtype_of(s), output_shape(c));
   for_each_target([&](const std::string& target) {
     run_kernel(c, s, y);
@@ -168,9 +177,32 @@ TEST(FastRope, PresetShapesAtLongContext) {
   }
 }
 
+// x with ±0, ±inf, NaN, subnormals and ±max mixed in (one element in 8), at positions from 0 (where
+// sin is exactly 0, so inf·sin is NaN in the exact reference as in IEEE arithmetic): NaN and
+// infinity parity with the exact values, the rest under the policy.
+TEST(FastRope, SpecialValuesFollowTheReference) {
+  const oracle::SpecialMix mix{std::vector<oracle::Special>(std::begin(oracle::kAllSpecials),
+                                                            std::end(oracle::kAllSpecials)),
+                               0.125};
+  for (const char* layout : {"interleaved", "half_split"}) {
+    json p = rope_params(layout, true, json::object(), 10000);
+    p["tokens"] = 16;
+    p["max_position"] = 4;
+    // The case has what the test is about: a position 0, and NaN among the exact values.
+    const Prepared c("rope", p, Storage::f32, mix);
+    const int64_t* pos = c.positions();
+    EXPECT_TRUE(std::count(pos, pos + 16, 0) > 0);
+    EXPECT_TRUE(std::any_of(c.exact.begin(), c.exact.end(), [](const mp& v) { return isnan(v); }));
+    for (Storage s : kAllStorages) {
+      expect_passes("rope", p, s, std::string(layout) + " specials", mix);
+      expect_passes("rope_table", p, s, std::string(layout) + " specials", mix);
+    }
+  }
+}
+
 // The largest |x| of the case, for absolute bounds.
 double max_abs_x(const Prepared& c) {
-  const ref::Tensor& x = c.h.inputs().at("x");
+  const ref::Tensor& x = c.inputs.at("x");
   double m = 0;
   for (int64_t i = 0; i < x.numel(); ++i) m = std::max(m, std::abs(x.get(i)));
   return m;
@@ -331,8 +363,8 @@ TEST(FastRope, InPlace) {
       const Prepared c("rope", rope_params(layout, true, json::object(), 10000), s);
       oracle::GuardedBuffer y(dtype_of(s), output_shape(c));
       run_kernel(c, s, y);
-      std::vector<uint8_t> inplace(c.h.inputs().at("x").bytes().begin(),
-                                   c.h.inputs().at("x").bytes().end());
+      std::vector<uint8_t> inplace(c.inputs.at("x").bytes().begin(),
+                                   c.inputs.at("x").bytes().end());
       rope(s, inplace.data(), c.positions(), inplace.data(), oracle::fast_rope_shape(c.rope()),
            oracle::fast_rope_frequencies(c.rope()));
       EXPECT_TRUE(inplace == bytes_of(y)) << layout << " " << storage_name(s);
