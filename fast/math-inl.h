@@ -49,16 +49,17 @@ HWY_INLINE V ExpF(D d, V x) {
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
 
-// a·b − p exactly, for p = a·b rounded (|a·b| far from overflow): one FMA where the target has
-// it, else Dekker's product with Veltkamp's split (4097 = 2^12 + 1 splits a 24-bit significand
-// into two 12-bit halves whose products are exact).
+// a·b − p exactly, for p = a·b rounded (|a·b| far from overflow), f32 or f64 lanes: one FMA
+// where the target has it, else Dekker's product with Veltkamp's split (4097 = 2^12 + 1 splits a
+// 24-bit significand into two 12-bit halves whose products are exact; 2^27 + 1 a 53-bit one).
 template <class D, class V>
 HWY_INLINE V TwoProdLo(D d, V a, V b, V p) {
 #if HWY_NATIVE_FMA
   (void)d;
   return hn::MulSub(a, b, p);
 #else
-  const V k = hn::Set(d, 4097.0f);
+  using T = hn::TFromD<D>;
+  const V k = hn::Set(d, sizeof(T) == 4 ? T(4097.0f) : T(134217729.0));
   const V ta = hn::Mul(a, k), tb = hn::Mul(b, k);
   const V ah = hn::Sub(ta, hn::Sub(ta, a)), bh = hn::Sub(tb, hn::Sub(tb, b));
   const V al = hn::Sub(a, ah), bl = hn::Sub(b, bh);

@@ -50,4 +50,16 @@ inline void check_cap(const char* fn, float cap) {
   }
 }
 
+// Integer positions of the angle kernels (fast/rope.h, fast/sinusoidal_pe.h): each must be exact
+// in a double (|p| ≤ 2^53) for the exact product p·f of fast/angles-inl.h.
+inline void check_positions(const char* fn, const int64_t* positions, int64_t n) {
+  constexpr int64_t kMax = int64_t{1} << 53;
+  for (int64_t t = 0; t < n; ++t) {
+    if (positions[t] > kMax || positions[t] < -kMax) {
+      throw std::invalid_argument(std::string(fn) + ": positions[" + std::to_string(t) + "] is " +
+                                  std::to_string(positions[t]) + ", expected |p| <= 2^53");
+    }
+  }
+}
+
 }  // namespace lmo::fast::detail

@@ -18,6 +18,7 @@
 #include "fast/targets.h"
 #include "oracle/backend.h"
 #include "oracle/backend_fast_attention.h"
+#include "oracle/backend_fast_rope.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/activations.h"
 #include "oracle/ops/norms.h"
@@ -135,6 +136,9 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"attention", run_fast_attention},
       {"attention_decode", run_fast_attention},
       {"mla_decode", run_fast_mla_decode},
+      {"rope", run_fast_rope},
+      {"rope_table", run_fast_rope},
+      {"sinusoidal_pe", run_fast_sinusoidal_pe},
   };
   return m;
 }

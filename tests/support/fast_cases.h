@@ -90,13 +90,14 @@ inline void for_each_target(const std::function<void(const std::string&)>& fn) {
   }
 }
 
-// The bytes a kernel writes for 1, 2 and 7 threads must be identical.
+// The bytes a kernel writes for 1 thread and for each of `counts` threads must be identical.
 inline void expect_thread_invariant(const std::function<std::vector<uint8_t>()>& run,
-                                    const std::string& where) {
+                                    const std::string& where,
+                                    const std::vector<int>& counts = {2, 7}) {
   const int old = fast::threads();
   fast::set_threads(1);
   const std::vector<uint8_t> one = run();
-  for (int n : {2, 7}) {
+  for (int n : counts) {
     fast::set_threads(n);
     EXPECT_TRUE(run() == one) << where << ": output differs with " << n << " threads";
   }
