@@ -5,12 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/moe_router.h"
 #include "oracle/backend_fast_adapters.h"
-#include "oracle/ops/moe.h"
+#include "oracle/backend_fast_moe.h"
 
 namespace lmo::oracle::fast_adapters {
-namespace {
 
 fast::RouterConfig router_config(const RouterParams& p) {
   fast::RouterConfig c;
@@ -26,6 +24,8 @@ fast::RouterConfig router_config(const RouterParams& p) {
   c.routed_scale = static_cast<float>(p.routed_scale);
   return c;
 }
+
+namespace {
 
 const void* bias_ptr(const RouterParams& p, const InputSet& in) {
   return p.bias ? ptr(in, "bias") : nullptr;

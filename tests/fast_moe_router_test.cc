@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "fast/moe_router.h"
+#include "oracle/backend_fast_adapters.h"
+#include "oracle/backend_fast_moe.h"
 #include "oracle/ops/moe.h"
 #include "tests/support/fast_cases.h"
 
@@ -30,49 +32,45 @@ struct Routed {
   oracle::InputSet in;
 };
 
+// The routings of oracle/ops/moe.h's cases (cases/moe.json) at a chosen token count.
 RouterParams deepseek_v3(int64_t tokens) {
-  RouterParams p;
-  p.tokens = tokens;
-  p.experts = 256;
-  p.top_k = 8;
-  p.score = ref::RouterScore::kSigmoid;
-  p.n_group = 8;
-  p.topk_group = 4;
-  p.group_score = ref::GroupScore::kTopTwoSum;
-  p.routed_scale = 2.5;
-  p.bias = true;
-  p.logit_std = 2;
-  p.alpha = 1e-4;
-  return p;
+  return {.tokens = tokens,
+          .experts = 256,
+          .top_k = 8,
+          .score = ref::RouterScore::kSigmoid,
+          .n_group = 8,
+          .topk_group = 4,
+          .group_score = ref::GroupScore::kTopTwoSum,
+          .routed_scale = 2.5,
+          .bias = true,
+          .logit_std = 2,
+          .alpha = 1e-4};
 }
 
 RouterParams deepseek_v2(int64_t tokens) {
-  RouterParams p;
-  p.tokens = tokens;
-  p.experts = 160;
-  p.top_k = 6;
-  p.score = ref::RouterScore::kSoftmax;
-  p.n_group = 8;
-  p.topk_group = 3;
-  p.group_score = ref::GroupScore::kMax;
-  p.normalize = false;
-  p.routed_scale = 16;
-  p.logit_std = 2;
-  p.alpha = 3e-3;
-  return p;
+  return {.tokens = tokens,
+          .experts = 160,
+          .top_k = 6,
+          .score = ref::RouterScore::kSoftmax,
+          .n_group = 8,
+          .topk_group = 3,
+          .group_score = ref::GroupScore::kMax,
+          .normalize = false,
+          .routed_scale = 16,
+          .logit_std = 2,
+          .alpha = 3e-3};
 }
 
+// No group limit (Switch, Mixtral, a biased sigmoid router).
 RouterParams flat(int64_t tokens, int64_t experts, int64_t k, ref::RouterScore score,
                   bool normalize, bool bias = false) {
-  RouterParams p;
-  p.tokens = tokens;
-  p.experts = experts;
-  p.top_k = k;
-  p.score = score;
-  p.normalize = normalize;
-  p.bias = bias;
-  p.alpha = 1e-2;
-  return p;
+  return {.tokens = tokens,
+          .experts = experts,
+          .top_k = k,
+          .score = score,
+          .normalize = normalize,
+          .bias = bias,
+          .alpha = 1e-2};
 }
 
 // Logits N(0, logit_std) (with specials placed) and the bias N(0, bias_std), in storage s.
@@ -84,20 +82,6 @@ Routed draw(const RouterParams& p, Storage s, uint64_t seed,
   r.in.add("logits", std::move(z));
   if (p.bias) r.in.add("bias", fast_normal(seed, "bias", s, {p.experts}, 0.0, p.bias_std));
   return r;
-}
-
-RouterConfig config_of(const RouterParams& p) {
-  RouterConfig c;
-  c.experts = p.experts;
-  c.top_k = p.top_k;
-  c.score = p.score == ref::RouterScore::kSigmoid ? RouterScore::sigmoid : RouterScore::softmax;
-  c.n_group = p.n_group;
-  c.topk_group = p.topk_group;
-  c.group_score =
-      p.group_score == ref::GroupScore::kTopTwoSum ? GroupScore::top2_sum : GroupScore::max;
-  c.normalize = p.normalize;
-  c.routed_scale = static_cast<float>(p.routed_scale);
-  return c;
 }
 
 const void* bytes(const oracle::InputSet& in, const char* name) {
@@ -123,8 +107,9 @@ void check_router(Storage s, const Routed& r, const std::string& what,
   const auto run = [&] {
     gates.arm();
     experts.arm();
-    moe_router(s, bytes(r.in, "logits"), bias_of(r), p.tokens, config_of(p),
-               static_cast<int64_t*>(experts.data()), gates.data());
+    moe_router(s, bytes(r.in, "logits"), bias_of(r), p.tokens,
+               oracle::fast_adapters::router_config(p), static_cast<int64_t*>(experts.data()),
+               gates.data());
   };
   for_each_target([&](const std::string& target) {
     run();
@@ -141,42 +126,26 @@ void check_router(Storage s, const Routed& r, const std::string& what,
   expect_thread_invariant(
       [&] {
         run();
-        std::vector<uint8_t> b = bytes_of(gates), c = bytes_of(experts);
-        b.insert(b.end(), c.begin(), c.end());
-        return b;
+        return bytes_of({&gates, &experts});
       },
       "moe_router " + std::string(storage_name(s)) + " " + what);
 }
 
-// The load-balance loss and P_i through routing with affinities, expert_balance and
-// load_balance_loss, judged against the exact F21 of the reference routing.
+// The load-balance loss and P_i through the fast backend's adapter (moe_router keeping the
+// affinities, expert_balance, load_balance_loss), judged against the exact F21 of the reference
+// routing.
 void check_balance(Storage s, const Routed& r, const std::string& what) {
   const RouterParams& p = r.p;
   const oracle::MoeRouterOp op(p, true);
   const oracle::Outputs<mp> exact = op.exact(r.in);
   const oracle::Outputs<double> naive = op.simulated(ref::Format::f32, r.in);
-  oracle::GuardedBuffer loss(dtype_of(s), {1}), pout(dtype_of(s), {p.experts});
+  std::vector<oracle::GuardedBuffer> out;
+  out.emplace_back(dtype_of(s), std::vector<int64_t>{1});
+  out.emplace_back(dtype_of(s), std::vector<int64_t>{p.experts});
+  const oracle::GuardedBuffer &loss = out[0], &pout = out[1];
   const auto run = [&] {
-    loss.arm();
-    pout.arm();
-    std::vector<int64_t> experts(static_cast<size_t>(p.tokens * p.top_k));
-    std::vector<uint8_t> gates(experts.size() * storage_bytes(s));
-    std::vector<float> aff(static_cast<size_t>(p.tokens * p.experts));
-    moe_router(s, bytes(r.in, "logits"), bias_of(r), p.tokens, config_of(p), experts.data(),
-               gates.data(), aff.data());
-    std::vector<int64_t> counts(static_cast<size_t>(p.experts));
-    std::vector<float> mean(counts.size());
-    expert_balance(p.tokens, p.experts, p.top_k, experts.data(), aff.data(),
-                   p.score == ref::RouterScore::kSigmoid, counts.data(), mean.data());
-    int64_t total = 0;
-    for (int64_t c : counts) total += c;
-    EXPECT_EQ(total, p.tokens * p.top_k);  // Σ_i f_i = N
-    const float l = load_balance_loss(counts.data(), mean.data(), p.tokens, p.experts, p.top_k,
-                                      static_cast<float>(p.alpha));
-    store_f32(s, loss.data(), 0, l);
-    for (size_t i = 0; i < mean.size(); ++i) {
-      store_f32(s, pout.data(), static_cast<int64_t>(i), mean[i]);
-    }
+    for (oracle::GuardedBuffer& b : out) b.arm();
+    oracle::fast_adapters::run_load_balance_loss(op, s, r.in, out);
   };
   for_each_target([&](const std::string& target) {
     run();
@@ -187,9 +156,7 @@ void check_balance(Storage s, const Routed& r, const std::string& what) {
   expect_thread_invariant(
       [&] {
         run();
-        std::vector<uint8_t> b = bytes_of(loss), c = bytes_of(pout);
-        b.insert(b.end(), c.begin(), c.end());
-        return b;
+        return bytes_of({&loss, &pout});
       },
       "load_balance " + std::string(storage_name(s)) + " " + what);
 }
