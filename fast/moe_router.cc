@@ -27,6 +27,8 @@ namespace HWY_NAMESPACE {
 constexpr int64_t kTokenGrain = 4;
 // Experts per parallel chunk of the column sums of expert_balance.
 constexpr int64_t kExpertGrain = 64;
+// Experts per parallel chunk of aux_free_update (one addition each).
+constexpr int64_t kBiasGrain = 4096;
 
 // reference/moe.h moe_detail::ranks_before: true when (va, ia) ranks before (vb, ib).
 inline bool RanksBefore(float va, int64_t ia, float vb, int64_t ib) {
@@ -212,6 +214,35 @@ void BalanceMeans(int64_t tokens, int64_t n_experts, const float* aff, bool norm
   });
 }
 
+// new_bias = c + step (step = ±γ), or c itself where step is 0 (c + 0 would turn −0 into +0).
+template <Storage S>
+void AddSteps(const Elem<S>* c, const float* step, int64_t n, Elem<S>* out) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  const auto update = [&](auto vc, auto vs) {
+    return hn::IfThenElse(hn::Eq(vs, hn::Zero(d)), vc, hn::Add(vc, vs));
+  };
+  parallel_for(n, kBiasGrain, [&](int64_t begin, int64_t end) {
+    auto i = static_cast<size_t>(begin);
+    const auto e = static_cast<size_t>(end);
+    for (; i + N <= e; i += N) {
+      StoreF<S>(d, update(LoadF<S>(d, c + i), hn::LoadU(d, step + i)), out + i);
+    }
+    if (i < e) {
+      const auto vc = LoadTailF<S>(d, c + i, e - i, 0.0f);
+      const auto vs = LoadTailF<Storage::f32>(d, step + i, e - i, 0.0f);
+      StoreTailF<S>(d, update(vc, vs), out + i, e - i);
+    }
+  });
+}
+
+void BiasSteps(Storage s, const void* c, const float* step, int64_t n, void* out) {
+  WithStorage(s, [&](auto tag) {
+    constexpr Storage S = decltype(tag)::value;
+    AddSteps<S>(static_cast<const Elem<S>*>(c), step, n, static_cast<Elem<S>*>(out));
+  });
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace lmo::fast
 HWY_AFTER_NAMESPACE();
@@ -225,6 +256,7 @@ HWY_AFTER_NAMESPACE();
 namespace lmo::fast {
 HWY_EXPORT(Route);
 HWY_EXPORT(BalanceMeans);
+HWY_EXPORT(BiasSteps);
 
 namespace {
 
@@ -339,6 +371,35 @@ float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, i
   for (int64_t i = 0; i < n_experts; ++i) total += static_cast<double>(counts[i]) * p[i];
   const double f_scale = static_cast<double>(n_experts) / (static_cast<double>(top_k) * tokens);
   return static_cast<float>(static_cast<double>(alpha) * (f_scale * total));
+}
+
+void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n, float gamma,
+                     void* new_bias) {
+  const char* fn = "aux_free_update";
+  detail::check_storage(fn, s);
+  detail::check_count(fn, "n", n, 1);
+  detail::check_ptr(fn, "bias", bias, true);
+  detail::check_ptr(fn, "load", load, true);
+  detail::check_ptr(fn, "new_bias", new_bias, true);
+  if (!std::isfinite(gamma)) {
+    fail(fn, "gamma is " + std::to_string(gamma) + ", expected a finite value");
+  }
+  // Σ load and N·load_i compared in integers: exact while N·Σ load < 2^63.
+  const int64_t limit = (int64_t{1} << 62) / n;
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (load[i] < 0 || load[i] > limit - total) {
+      fail(fn, "load[" + std::to_string(i) + "] is " + std::to_string(load[i]) +
+                   ", expected a count >= 0 with a total of at most 2^62 / N");
+    }
+    total += load[i];
+  }
+  std::vector<float> step(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t scaled = n * load[i];
+    step[static_cast<size_t>(i)] = scaled < total ? gamma : scaled > total ? -gamma : 0.0f;
+  }
+  HWY_DYNAMIC_DISPATCH(BiasSteps)(s, bias, step.data(), n, new_bias);
 }
 
 }  // namespace lmo::fast

@@ -1,5 +1,6 @@
-// F20 mixture-of-experts routing and the F21 load-balance loss on plain pointers, mirroring
-// reference/moe.h (route, load_balance_loss). Logits, bias and gates in storage s; f32 compute.
+// F20 mixture-of-experts routing, the F21 load-balance loss and the F22 bias update on plain
+// pointers, mirroring reference/moe.h (route, load_balance_loss, update_balance_bias). Logits,
+// bias and gates in storage s; f32 compute.
 //
 // moe_router, per token (one row of N router logits z):
 //  1. affinities s_i = sigmoid(z_i) (the overflow-free form) or softmax(z)_i (row max subtracted;
@@ -65,5 +66,14 @@ void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int6
 // tokens < 1, N < 1, top_k < 1, a null pointer, or an α that is not finite.
 float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, int64_t n_experts,
                         int64_t top_k, float alpha);
+
+// F22, one auxiliary-loss-free balancing step (reference/moe.h update_balance_bias): new_bias[i]
+// = c_i + γ for an expert loaded below the mean over the N experts, c_i − γ above it, c_i (bit
+// for bit) at it; the comparison N·load_i against Σ_j load_j is exact in integers. c and
+// new_bias in s (new_bias == bias allowed); each c_i ± γ is one f32 sum, rounded to nearest-even
+// in s. Throws std::invalid_argument for n < 1, a null pointer, a negative load, a load total
+// beyond 2^62 / N, or a γ that is not finite.
+void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n, float gamma,
+                     void* new_bias);
 
 }  // namespace lmo::fast

@@ -126,6 +126,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"cross_entropy", run_softmax},
       {"moe_router", fast_adapters::run_moe_router},
       {"load_balance_loss", fast_adapters::run_load_balance_loss},
+      {"aux_free_update", fast_adapters::run_aux_free_update},
   };
   return m;
 }

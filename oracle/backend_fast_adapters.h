@@ -36,10 +36,12 @@ const T& as(const Op& op) {
 // nearest-even: what a kernel writing that format would store.
 void store_floats(const std::vector<float>& v, GuardedBuffer& b);
 
-// MoE (backend_fast_moe.cc): moe_router and load_balance_loss.
+// MoE (backend_fast_moe.cc): moe_router, load_balance_loss and aux_free_update.
 void run_moe_router(const Op& op, fast::Storage s, const InputSet& in,
                     std::vector<GuardedBuffer>& out);
 void run_load_balance_loss(const Op& op, fast::Storage s, const InputSet& in,
                            std::vector<GuardedBuffer>& out);
+void run_aux_free_update(const Op& op, fast::Storage s, const InputSet& in,
+                         std::vector<GuardedBuffer>& out);
 
 }  // namespace lmo::oracle::fast_adapters

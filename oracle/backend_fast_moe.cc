@@ -1,12 +1,14 @@
-// The fast backend's adapters for the MoE ops of oracle/ops/moe.h: moe_router runs
-// fast::moe_router into the gates and experts outputs; load_balance_loss routes the sequence the
-// same way, keeping the f32 affinities, then takes fast::expert_balance's P_i and counts into
-// fast::load_balance_loss.
+// The fast backend's adapters for the MoE ops of oracle/ops/moe.h and moe_balance.h: moe_router
+// runs fast::moe_router into the gates and experts outputs; load_balance_loss routes the sequence
+// the same way, keeping the f32 affinities, then takes fast::expert_balance's P_i and counts into
+// fast::load_balance_loss; aux_free_update runs fast::aux_free_update.
+#include "oracle/backend_fast_moe.h"
+
 #include <cstdint>
 #include <vector>
 
 #include "oracle/backend_fast_adapters.h"
-#include "oracle/backend_fast_moe.h"
+#include "oracle/ops/moe_balance.h"
 
 namespace lmo::oracle::fast_adapters {
 
@@ -60,6 +62,15 @@ void run_load_balance_loss(const Op& op, fast::Storage s, const InputSet& in,
   // Outputs of load_balance_loss: loss [1] and p [N], both in s.
   store_floats({loss}, out[0]);
   store_floats(mean, out[1]);
+}
+
+void run_aux_free_update(const Op& op, fast::Storage s, const InputSet& in,
+                         std::vector<GuardedBuffer>& out) {
+  const AuxFreeParams& p = as<AuxFreeUpdateOp>(op).params();
+  const auto* load = reinterpret_cast<const int64_t*>(ptr(in, "load"));
+  // γ held as an f32 constant, as a kernel would (the policy's arg_error accounts for it).
+  fast::aux_free_update(s, ptr(in, "bias"), load, p.experts, static_cast<float>(p.gamma),
+                        out[0].data());
 }
 
 }  // namespace lmo::oracle::fast_adapters

@@ -5,10 +5,11 @@
 // Configurations: DeepSeek-V3 (sigmoid, bias, 8 groups by top-2 sums, top-4 groups, top-8,
 // scale 2.5), DeepSeek-V2 (softmax, groups by their best, no renormalization), Switch, Mixtral,
 // K = N, one expert per group. Exact ties and NaN/±inf logits must give the reference's very
-// selection (its tie rule: larger score, then lower index; NaN first). Thread invariance and
-// argument validation.
+// selection (its tie rule: larger score, then lower index; NaN first). F22's bias update judged
+// with its ulp row. Thread invariance and argument validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "oracle/backend_fast_adapters.h"
 #include "oracle/backend_fast_moe.h"
 #include "oracle/ops/moe.h"
+#include "oracle/ops/moe_balance.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::fast {
@@ -287,6 +289,60 @@ TEST(FastMoeBalance, BalancedUniformRoutingGivesAlpha) {
   });
 }
 
+// F22 against the exact update, judged with the policy table's ulp row (γ's f32 rounding is
+// covered through the exact run's condition numbers), on every storage format and target.
+void check_aux_free(Storage s, int64_t n, int64_t max_load, double gamma, uint64_t seed) {
+  const oracle::AuxFreeParams p{.experts = n, .gamma = gamma, .max_load = max_load};
+  oracle::InputSet in;
+  in.add("bias", fast_normal(seed, "bias", s, {n}, 0.0, p.bias_std));
+  in.add("load", oracle::uniform_int(seed, "load", ref::DType::i64, {n}, 0, max_load));
+  const oracle::AuxFreeUpdateOp op(p);
+  const oracle::Outputs<mp> exact = op.exact(in);
+  oracle::GuardedBuffer out(dtype_of(s), {n});
+  const auto run = [&] {
+    out.arm();
+    aux_free_update(s, bytes(in, "bias"), in.at("load").as<int64_t>().data(), n,
+                    static_cast<float>(gamma), out.data());
+  };
+  for_each_target([&](const std::string& target) {
+    run();
+    const std::string where =
+        target + " " + std::string(storage_name(s)) + " N=" + std::to_string(n);
+    expect_judged("aux_free_update", "", exact[0].values, out, {}, where, exact[0].condition);
+  });
+  expect_thread_invariant(
+      [&] {
+        run();
+        return bytes_of(out);
+      },
+      "aux_free_update " + std::string(storage_name(s)));
+}
+
+TEST(FastMoeAuxFree, UpdateStep) {
+  for (Storage s : kAllStorages) {
+    check_aux_free(s, 256, 128, 0.001, 531);  // DeepSeek-V3's N and γ
+    check_aux_free(s, 37, 5, 0.01, 532);      // an odd N, loads often at the mean
+    check_aux_free(s, 5000, 3, 1e-4, 533);    // several parallel chunks
+  }
+}
+
+// Loads all at the mean leave every c_i as it is, bit for bit (−0 and NaN included); in place.
+TEST(FastMoeAuxFree, BalancedLoadsLeaveTheBiasAsItIs) {
+  for (Storage s : kAllStorages) {
+    ref::Tensor c = fast_normal(534, "bias", s, {9}, 0.0, 0.05);
+    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_zero},
+                                               {5, oracle::Special::nan}};
+    oracle::place_specials(c, sp);
+    const std::vector<int64_t> load(9, 7);
+    ref::Tensor y = c;
+    for_each_target([&](const std::string& target) {
+      aux_free_update(s, y.bytes().data(), load.data(), 9, 0.001f, y.bytes().data());
+      EXPECT_TRUE(std::equal(y.bytes().begin(), y.bytes().end(), c.bytes().begin()))
+          << target << " " << storage_name(s);
+    });
+  }
+}
+
 TEST(FastMoeRouter, Validation) {
   float z[8] = {0, 1, 2, 3, 4, 5, 6, 7}, g[8];
   int64_t e[8];
@@ -337,6 +393,13 @@ TEST(FastMoeRouter, Validation) {
   EXPECT_THROW(load_balance_loss(counts, p, 1, 4, 2, NAN), std::invalid_argument);
   EXPECT_THROW(load_balance_loss(nullptr, p, 1, 4, 2, 1), std::invalid_argument);
   EXPECT_THROW(load_balance_loss(counts, p, 0, 4, 2, 1), std::invalid_argument);
+  const int64_t loads[2] = {1, -1};
+  EXPECT_THROW(aux_free_update(Storage::f32, z, loads, 2, 0.001f, g), std::invalid_argument);
+  const int64_t huge[2] = {int64_t{1} << 61, int64_t{1} << 61};
+  EXPECT_THROW(aux_free_update(Storage::f32, z, huge, 2, 0.001f, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 2, NAN, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 0, 0.001f, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 2, 0.001f, nullptr), std::invalid_argument);
 }
 
 }  // namespace

@@ -31,12 +31,12 @@ namespace {
 // Ops with a fast kernel when this test was written: each must be covered. Kernels added later
 // are covered without being listed here.
 const std::set<std::string> kKnownFastOps = {
-    "rmsnorm",       "rmsnorm_gemma", "layernorm",        "relu",           "gelu",
-    "gelu_tanh",     "silu",          "reglu_gate",       "geglu_gate",     "geglu_tanh_gate",
-    "swiglu_gate",   "softcap",       "softmax",          "online_softmax", "logsumexp",
-    "cross_entropy", "moe_router",    "load_balance_loss"};
-// The (case, format) pairs these ops give over the built-in cases (28 cases × f32, bf16, f16 =
-// 84 when this was written), rounded down: far more than a test that silently ran nothing, or
+    "rmsnorm",       "rmsnorm_gemma", "layernorm",         "relu",           "gelu",
+    "gelu_tanh",     "silu",          "reglu_gate",        "geglu_gate",     "geglu_tanh_gate",
+    "swiglu_gate",   "softcap",       "softmax",           "online_softmax", "logsumexp",
+    "cross_entropy", "moe_router",    "load_balance_loss", "aux_free_update"};
+// The (case, format) pairs these ops give over the built-in cases (29 cases × f32, bf16, f16 =
+// 87 when this was written), rounded down: far more than a test that silently ran nothing, or
 // one case file, could reach.
 constexpr int64_t kMinPairs = 80;
 
