@@ -56,8 +56,9 @@ HWY_INLINE void MapToF32(D d, const Elem<S>* HWY_RESTRICT x, float* HWY_RESTRICT
 template <Storage S, class D>
 void SoftmaxAffinities(D d, const Elem<S>* HWY_RESTRICT z, float* HWY_RESTRICT aff, size_t n) {
   bool has_nan = false;
-  for (size_t i = 0; i < n && !has_nan; ++i)
+  for (size_t i = 0; i < n && !has_nan; ++i) {
     has_nan = std::isnan(load_f32(S, z, static_cast<int64_t>(i)));
+  }
   const auto mx = RowFold<S>(
       d, z, n, -std::numeric_limits<float>::infinity(),
       hn::Set(d, -std::numeric_limits<float>::infinity()),
