@@ -19,33 +19,26 @@
 #include "oracle/backend.h"
 #include "oracle/backend_fast_attention.h"
 #include "oracle/backend_fast_rope.h"
+#include "oracle/backend_fast_adapters.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/activations.h"
 #include "oracle/ops/norms.h"
 #include "oracle/ops/softmax.h"
 
 namespace lmo::oracle {
-namespace {
 
-using Adapter = std::function<void(const Op&, fast::Storage, const InputSet&,
-                                   std::vector<GuardedBuffer>&)>;
-
-const void* ptr(const InputSet& in, std::string_view name) { return in.at(name).bytes().data(); }
-
-template <class T>
-const T& as(const Op& op) {
-  const T* p = dynamic_cast<const T*>(&op);
-  if (!p) throw std::logic_error("fast backend: the op is not a " + std::string(typeid(T).name()));
-  return *p;
-}
-
-// Per-row f32 results of the fast API stored into an output of the storage format, rounded to
-// nearest-even: what a kernel writing that format would store.
-void store_floats(const std::vector<float>& v, GuardedBuffer& b) {
+void fast_adapters::store_floats(const std::vector<float>& v, GuardedBuffer& b) {
   ref::Tensor t(b.dtype(), b.shape());
   for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
   std::copy(t.bytes().begin(), t.bytes().end(), static_cast<uint8_t*>(b.data()));
 }
+
+namespace {
+
+using fast_adapters::Adapter;
+using fast_adapters::as;
+using fast_adapters::ptr;
+using fast_adapters::store_floats;
 
 fast::Activation fast_act(ref::Activation a) {
   switch (a) {
@@ -65,8 +58,8 @@ void run_norm(const Op& op, fast::Storage s, const InputSet& in, std::vector<Gua
   const NormParams& p = as<NormOp>(op).params();
   const auto eps = static_cast<float>(p.eps);
   if (p.kind == NormKind::kLayer) {
-    fast::layernorm(s, ptr(in, "x"), ptr(in, "gamma"), ptr(in, "beta"), out[0].data(), p.rows,
-                    p.d, eps);
+    fast::layernorm(s, ptr(in, "x"), ptr(in, "gamma"), ptr(in, "beta"), out[0].data(), p.rows, p.d,
+                    eps);
   } else {
     fast::rmsnorm(s, ptr(in, "x"), ptr(in, "gamma"), out[0].data(), p.rows, p.d, eps,
                   p.kind == NormKind::kRmsGemma);
@@ -139,6 +132,9 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"rope", run_fast_rope},
       {"rope_table", run_fast_rope},
       {"sinusoidal_pe", run_fast_sinusoidal_pe},
+      {"moe_router", fast_adapters::run_moe_router},
+      {"load_balance_loss", fast_adapters::run_load_balance_loss},
+      {"aux_free_update", fast_adapters::run_aux_free_update},
   };
   return m;
 }

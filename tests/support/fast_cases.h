@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,17 @@ inline void expect_thread_invariant(const std::function<std::vector<uint8_t>()>&
 inline std::vector<uint8_t> bytes_of(const oracle::GuardedBuffer& b) {
   const auto* p = static_cast<const uint8_t*>(b.data());
   return std::vector<uint8_t>(p, p + b.nbytes());
+}
+
+// The bytes of several buffers, one after the other (a kernel's outputs, for
+// expect_thread_invariant).
+inline std::vector<uint8_t> bytes_of(std::initializer_list<const oracle::GuardedBuffer*> bufs) {
+  std::vector<uint8_t> out;
+  for (const oracle::GuardedBuffer* b : bufs) {
+    const std::vector<uint8_t> one = bytes_of(*b);
+    out.insert(out.end(), one.begin(), one.end());
+  }
+  return out;
 }
 
 }  // namespace lmo::testdata

@@ -1,0 +1,406 @@
+// fast/moe_router.h against reference/moe.h through the oracle's ops (oracle/ops/moe.h): the
+// exact mp routing of the same stored logits and bias, its gates judged with the policy table's
+// naive_relative row (the naive run in f32 as yardstick) and its selections with the top-k set
+// row, on every storage format and supported target; the load-balance loss and P_i likewise.
+// Configurations: DeepSeek-V3 (sigmoid, bias, 8 groups by top-2 sums, top-4 groups, top-8,
+// scale 2.5), DeepSeek-V2 (softmax, groups by their best, no renormalization), Switch, Mixtral,
+// K = N, one expert per group. Exact ties and NaN/±inf logits must give the reference's very
+// selection (its tie rule: larger score, then lower index; NaN first). F22's bias update judged
+// with its ulp row. Thread invariance and argument validation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fast/moe_router.h"
+#include "oracle/backend_fast_adapters.h"
+#include "oracle/backend_fast_moe.h"
+#include "oracle/ops/moe.h"
+#include "oracle/ops/moe_balance.h"
+#include "tests/support/fast_cases.h"
+
+namespace lmo::fast {
+namespace {
+
+using namespace lmo::testdata;
+using oracle::RouterParams;
+using ref::mp;
+
+// A configuration under test and the inputs drawn for it.
+struct Routed {
+  RouterParams p;
+  oracle::InputSet in;
+};
+
+// The routings of oracle/ops/moe.h's cases (cases/moe.json) at a chosen token count.
+RouterParams deepseek_v3(int64_t tokens) {
+  return {.tokens = tokens,
+          .experts = 256,
+          .top_k = 8,
+          .score = ref::RouterScore::kSigmoid,
+          .n_group = 8,
+          .topk_group = 4,
+          .group_score = ref::GroupScore::kTopTwoSum,
+          .routed_scale = 2.5,
+          .bias = true,
+          .logit_std = 2,
+          .alpha = 1e-4};
+}
+
+RouterParams deepseek_v2(int64_t tokens) {
+  return {.tokens = tokens,
+          .experts = 160,
+          .top_k = 6,
+          .score = ref::RouterScore::kSoftmax,
+          .n_group = 8,
+          .topk_group = 3,
+          .group_score = ref::GroupScore::kMax,
+          .normalize = false,
+          .routed_scale = 16,
+          .logit_std = 2,
+          .alpha = 3e-3};
+}
+
+// No group limit (Switch, Mixtral, a biased sigmoid router).
+RouterParams flat(int64_t tokens, int64_t experts, int64_t k, ref::RouterScore score,
+                  bool normalize, bool bias = false) {
+  return {.tokens = tokens,
+          .experts = experts,
+          .top_k = k,
+          .score = score,
+          .normalize = normalize,
+          .bias = bias,
+          .alpha = 1e-2};
+}
+
+// Logits N(0, logit_std) (with specials placed) and the bias N(0, bias_std), in storage s.
+Routed draw(const RouterParams& p, Storage s, uint64_t seed,
+            const std::vector<oracle::SpecialAt>& specials = {}) {
+  Routed r{p, {}};
+  ref::Tensor z = fast_normal(seed, "logits", s, {p.tokens, p.experts}, 0.0, p.logit_std);
+  oracle::place_specials(z, specials);
+  r.in.add("logits", std::move(z));
+  if (p.bias) r.in.add("bias", fast_normal(seed, "bias", s, {p.experts}, 0.0, p.bias_std));
+  return r;
+}
+
+const void* bytes(const oracle::InputSet& in, const char* name) {
+  return in.at(name).bytes().data();
+}
+const void* bias_of(const Routed& r) { return r.p.bias ? bytes(r.in, "bias") : nullptr; }
+
+std::vector<int64_t> indices_of(const oracle::GuardedBuffer& b) {
+  const auto* p = static_cast<const int64_t*>(b.data());
+  return std::vector<int64_t>(p, p + b.nbytes() / sizeof(int64_t));
+}
+
+// Runs moe_router on every target; judges gates and experts; checks thread invariance. With
+// exact_selection, the experts must be the reference's own (in its ascending order).
+void check_router(Storage s, const Routed& r, const std::string& what,
+                  bool exact_selection = false) {
+  const RouterParams& p = r.p;
+  const oracle::MoeRouterOp op(p, false);
+  const oracle::Outputs<mp> exact = op.exact(r.in);
+  const oracle::Outputs<double> naive = op.simulated(ref::Format::f32, r.in);
+  oracle::GuardedBuffer gates(dtype_of(s), {p.tokens, p.top_k});
+  oracle::GuardedBuffer experts(ref::DType::i64, {p.tokens, p.top_k});
+  const auto run = [&] {
+    gates.arm();
+    experts.arm();
+    moe_router(s, bytes(r.in, "logits"), bias_of(r), p.tokens,
+               oracle::fast_adapters::router_config(p), static_cast<int64_t*>(experts.data()),
+               gates.data());
+  };
+  for_each_target([&](const std::string& target) {
+    run();
+    const std::string where = target + " " + std::string(storage_name(s)) + " " + what;
+    const oracle::Verdict v =
+        oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
+                           exact[1].indices, experts);
+    EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
+    if (exact_selection) {
+      EXPECT_EQ(indices_of(experts), exact[1].indices) << where;
+    }
+    expect_judged("moe_router", "gates", exact[0].values, gates, naive[0].values, where);
+  });
+  expect_thread_invariant(
+      [&] {
+        run();
+        return bytes_of({&gates, &experts});
+      },
+      "moe_router " + std::string(storage_name(s)) + " " + what);
+}
+
+// The load-balance loss and P_i through the fast backend's adapter (moe_router keeping the
+// affinities, expert_balance, load_balance_loss), judged against the exact F21 of the reference
+// routing.
+void check_balance(Storage s, const Routed& r, const std::string& what) {
+  const RouterParams& p = r.p;
+  const oracle::MoeRouterOp op(p, true);
+  const oracle::Outputs<mp> exact = op.exact(r.in);
+  const oracle::Outputs<double> naive = op.simulated(ref::Format::f32, r.in);
+  std::vector<oracle::GuardedBuffer> out;
+  out.emplace_back(dtype_of(s), std::vector<int64_t>{1});
+  out.emplace_back(dtype_of(s), std::vector<int64_t>{p.experts});
+  const oracle::GuardedBuffer &loss = out[0], &pout = out[1];
+  const auto run = [&] {
+    for (oracle::GuardedBuffer& b : out) b.arm();
+    oracle::fast_adapters::run_load_balance_loss(op, s, r.in, out);
+  };
+  for_each_target([&](const std::string& target) {
+    run();
+    const std::string where = target + " " + std::string(storage_name(s)) + " " + what;
+    expect_judged("load_balance_loss", "loss", exact[0].values, loss, naive[0].values, where);
+    expect_judged("load_balance_loss", "p", exact[1].values, pout, naive[1].values, where);
+  });
+  expect_thread_invariant(
+      [&] {
+        run();
+        return bytes_of({&loss, &pout});
+      },
+      "load_balance " + std::string(storage_name(s)) + " " + what);
+}
+
+TEST(FastMoeRouter, DeepSeekV3GroupRouting) {
+  for (Storage s : kAllStorages) check_router(s, draw(deepseek_v3(96), s, 501), "deepseek-v3");
+}
+
+TEST(FastMoeRouter, DeepSeekV2SoftmaxGroupsByBest) {
+  for (Storage s : kAllStorages) check_router(s, draw(deepseek_v2(64), s, 502), "deepseek-v2");
+}
+
+TEST(FastMoeRouter, FlatRoutings) {
+  using ref::RouterScore;
+  for (Storage s : kAllStorages) {
+    check_router(s, draw(flat(64, 128, 1, RouterScore::kSoftmax, false), s, 503), "switch");
+    check_router(s, draw(flat(64, 8, 2, RouterScore::kSoftmax, true), s, 504), "mixtral");
+    check_router(s, draw(flat(40, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
+                 "sigmoid with bias, odd N");
+    check_router(s, draw(flat(9, 6, 6, RouterScore::kSigmoid, true), s, 506), "K = N");
+    check_router(s, draw(flat(3, 1, 1, RouterScore::kSoftmax, true), s, 507), "N = 1");
+  }
+}
+
+TEST(FastMoeRouter, GroupShapes) {
+  for (Storage s : kAllStorages) {
+    RouterParams p = deepseek_v3(24);
+    p.experts = 24;
+    p.n_group = 24;  // one expert per group, scored by its best
+    p.topk_group = 5;
+    p.top_k = 3;
+    p.group_score = ref::GroupScore::kMax;
+    check_router(s, draw(p, s, 508), "one expert per group");
+    p = deepseek_v3(24);
+    p.topk_group = 8;  // every group kept: the flat top-k
+    check_router(s, draw(p, s, 509), "all groups kept");
+    p = deepseek_v3(24);
+    p.top_k = 128;  // every expert of the 4 kept groups
+    check_router(s, draw(p, s, 510), "K = the kept groups' experts");
+  }
+}
+
+// Logits and bias with many exactly equal scores: integer logits in [−2, 2] and a bias of 0 or
+// 1/2 (equal (z, c) pairs give equal f32 scores; distinct ones differ far beyond f32 errors), so
+// the selection must follow the reference's tie rule exactly, groups included.
+Routed ties(const RouterParams& p, Storage s, uint64_t seed) {
+  Routed r{p, {}};
+  const ref::Tensor zi =
+      oracle::uniform_int(seed, "z", ref::DType::i64, {p.tokens, p.experts}, -2, 3);
+  ref::Tensor z(dtype_of(s), {p.tokens, p.experts});
+  for (int64_t i = 0; i < z.numel(); ++i) z.set(i, static_cast<double>(zi.as<int64_t>()[i]));
+  r.in.add("logits", std::move(z));
+  if (p.bias) {
+    const ref::Tensor ci = oracle::uniform_int(seed, "c", ref::DType::i64, {p.experts}, 0, 2);
+    ref::Tensor c(dtype_of(s), {p.experts});
+    for (int64_t i = 0; i < c.numel(); ++i)
+      c.set(i, 0.5 * static_cast<double>(ci.as<int64_t>()[i]));
+    r.in.add("bias", std::move(c));
+  }
+  return r;
+}
+
+TEST(FastMoeRouter, ExactTiesFollowTheReferenceRule) {
+  for (Storage s : kAllStorages) {
+    check_router(s, ties(deepseek_v3(48), s, 511), "ties, deepseek-v3", true);
+    RouterParams p = deepseek_v3(48);
+    p.bias = false;
+    check_router(s, ties(p, s, 512), "ties, groups without bias", true);
+    check_router(s, ties(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
+    check_router(s, ties(flat(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514), "ties, flat",
+                 true);
+  }
+}
+
+TEST(FastMoeRouter, SpecialLogitsRankAsTheReference) {
+  using oracle::Special;
+  for (Storage s : kAllStorages) {
+    // Sigmoid: a NaN ranks first (its token's gates are NaN), ±inf are affinities 1 and 0.
+    RouterParams p = deepseek_v3(4);
+    const std::vector<oracle::SpecialAt> sig = {{3, Special::nan},
+                                                {256 + 40, Special::pos_inf},
+                                                {256 + 41, Special::pos_inf},
+                                                {512 + 7, Special::neg_inf},
+                                                {768 + 200, Special::max_finite}};
+    check_router(s, draw(p, s, 515, sig), "sigmoid specials", true);
+    // Softmax: NaN or +inf make a row NaN (ranked by index); a −inf is a masked expert.
+    RouterParams q = deepseek_v2(4);
+    const std::vector<oracle::SpecialAt> soft = {{5, Special::nan},
+                                                 {160 + 9, Special::pos_inf},
+                                                 {320 + 0, Special::neg_inf},
+                                                 {320 + 1, Special::neg_inf}};
+    check_router(s, draw(q, s, 516, soft), "softmax specials", true);
+    RouterParams f = flat(2, 5, 2, ref::RouterScore::kSoftmax, true);
+    std::vector<oracle::SpecialAt> masked;
+    for (int64_t i = 0; i < 5; ++i) masked.push_back({5 + i, Special::neg_inf});
+    check_router(s, draw(f, s, 517, masked), "softmax row of −inf", true);
+  }
+}
+
+TEST(FastMoeBalance, LoadBalanceLoss) {
+  for (Storage s : kAllStorages) {
+    check_balance(s, draw(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
+    check_balance(s, draw(deepseek_v2(40), s, 522), "deepseek-v2");
+    check_balance(s, draw(flat(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523), "switch");
+    check_balance(s, draw(flat(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
+                  "sigmoid, odd N");
+  }
+}
+
+// C25 on the fast path: perfectly balanced routing with uniform affinities gives L = α exactly.
+TEST(FastMoeBalance, BalancedUniformRoutingGivesAlpha) {
+  const int64_t tokens = 8, n = 8, k = 2;
+  std::vector<int64_t> experts;
+  for (int64_t t = 0; t < tokens; ++t) {
+    experts.push_back((2 * t) % n);
+    experts.push_back((2 * t + 1) % n);
+  }
+  const std::vector<float> aff(static_cast<size_t>(tokens * n), 0.25f);
+  std::vector<int64_t> counts(static_cast<size_t>(n));
+  std::vector<float> p(static_cast<size_t>(n));
+  for_each_target([&](const std::string& target) {
+    expert_balance(tokens, n, k, experts.data(), aff.data(), true, counts.data(), p.data());
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(counts[static_cast<size_t>(i)], 2) << target;
+      EXPECT_EQ(p[static_cast<size_t>(i)], 0.125f) << target;
+    }
+    EXPECT_EQ(load_balance_loss(counts.data(), p.data(), tokens, n, k, 0.375f), 0.375f) << target;
+  });
+}
+
+// F22 against the exact update, judged with the policy table's ulp row (γ's f32 rounding is
+// covered through the exact run's condition numbers), on every storage format and target.
+void check_aux_free(Storage s, int64_t n, int64_t max_load, double gamma, uint64_t seed) {
+  const oracle::AuxFreeParams p{.experts = n, .gamma = gamma, .max_load = max_load};
+  oracle::InputSet in;
+  in.add("bias", fast_normal(seed, "bias", s, {n}, 0.0, p.bias_std));
+  in.add("load", oracle::uniform_int(seed, "load", ref::DType::i64, {n}, 0, max_load));
+  const oracle::AuxFreeUpdateOp op(p);
+  const oracle::Outputs<mp> exact = op.exact(in);
+  oracle::GuardedBuffer out(dtype_of(s), {n});
+  const auto run = [&] {
+    out.arm();
+    aux_free_update(s, bytes(in, "bias"), in.at("load").as<int64_t>().data(), n,
+                    static_cast<float>(gamma), out.data());
+  };
+  for_each_target([&](const std::string& target) {
+    run();
+    const std::string where =
+        target + " " + std::string(storage_name(s)) + " N=" + std::to_string(n);
+    expect_judged("aux_free_update", "", exact[0].values, out, {}, where, exact[0].condition);
+  });
+  expect_thread_invariant(
+      [&] {
+        run();
+        return bytes_of(out);
+      },
+      "aux_free_update " + std::string(storage_name(s)));
+}
+
+TEST(FastMoeAuxFree, UpdateStep) {
+  for (Storage s : kAllStorages) {
+    check_aux_free(s, 256, 128, 0.001, 531);  // DeepSeek-V3's N and γ
+    check_aux_free(s, 37, 5, 0.01, 532);      // an odd N, loads often at the mean
+    check_aux_free(s, 5000, 3, 1e-4, 533);    // several parallel chunks
+  }
+}
+
+// Loads all at the mean leave every c_i as it is, bit for bit (−0 and NaN included); in place.
+TEST(FastMoeAuxFree, BalancedLoadsLeaveTheBiasAsItIs) {
+  for (Storage s : kAllStorages) {
+    ref::Tensor c = fast_normal(534, "bias", s, {9}, 0.0, 0.05);
+    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_zero},
+                                               {5, oracle::Special::nan}};
+    oracle::place_specials(c, sp);
+    const std::vector<int64_t> load(9, 7);
+    ref::Tensor y = c;
+    for_each_target([&](const std::string& target) {
+      aux_free_update(s, y.bytes().data(), load.data(), 9, 0.001f, y.bytes().data());
+      EXPECT_TRUE(std::equal(y.bytes().begin(), y.bytes().end(), c.bytes().begin()))
+          << target << " " << storage_name(s);
+    });
+  }
+}
+
+TEST(FastMoeRouter, Validation) {
+  float z[8] = {0, 1, 2, 3, 4, 5, 6, 7}, g[8];
+  int64_t e[8];
+  RouterConfig c;
+  c.experts = 8;
+  c.top_k = 2;
+  EXPECT_NO_THROW(moe_router(Storage::f32, z, nullptr, 1, c, e, g));
+  EXPECT_EQ(e[0], 6);
+  EXPECT_EQ(e[1], 7);
+  EXPECT_NO_THROW(moe_router(Storage::f32, nullptr, nullptr, 0, c, nullptr, nullptr));
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, -1, c, e, g), std::invalid_argument);
+  EXPECT_THROW(moe_router(Storage::f32, nullptr, nullptr, 1, c, e, g), std::invalid_argument);
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, c, nullptr, g), std::invalid_argument);
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, c, e, nullptr), std::invalid_argument);
+  RouterConfig bad = c;
+  bad.top_k = 9;
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+  bad = c;
+  bad.n_group = 3;
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+  bad = c;
+  bad.n_group = 4;
+  bad.topk_group = 5;
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+  bad = c;
+  bad.n_group = 8;  // groups of one expert cannot take a top-2 sum
+  bad.topk_group = 2;
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+  bad = c;
+  bad.n_group = 4;
+  bad.topk_group = 1;
+  bad.top_k = 3;  // more than the 2 experts of the one kept group
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+  bad = c;
+  bad.routed_scale = INFINITY;
+  EXPECT_THROW(moe_router(Storage::f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
+
+  const int64_t sel[4] = {0, 1, 2, 2};  // token 1 repeats expert 2
+  const float aff[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  int64_t counts[4];
+  float p[4];
+  EXPECT_THROW(expert_balance(2, 4, 2, sel, aff, true, counts, p), std::invalid_argument);
+  const int64_t out_of_range[2] = {0, 4};
+  EXPECT_THROW(expert_balance(1, 4, 2, out_of_range, aff, true, counts, p), std::invalid_argument);
+  EXPECT_THROW(expert_balance(0, 4, 2, sel, aff, true, counts, p), std::invalid_argument);
+  EXPECT_THROW(expert_balance(1, 4, 5, sel, aff, true, counts, p), std::invalid_argument);
+  EXPECT_THROW(expert_balance(1, 4, 2, sel, nullptr, true, counts, p), std::invalid_argument);
+  EXPECT_THROW(load_balance_loss(counts, p, 1, 4, 2, NAN), std::invalid_argument);
+  EXPECT_THROW(load_balance_loss(nullptr, p, 1, 4, 2, 1), std::invalid_argument);
+  EXPECT_THROW(load_balance_loss(counts, p, 0, 4, 2, 1), std::invalid_argument);
+  const int64_t loads[2] = {1, -1};
+  EXPECT_THROW(aux_free_update(Storage::f32, z, loads, 2, 0.001f, g), std::invalid_argument);
+  const int64_t huge[2] = {int64_t{1} << 61, int64_t{1} << 61};
+  EXPECT_THROW(aux_free_update(Storage::f32, z, huge, 2, 0.001f, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 2, NAN, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 0, 0.001f, g), std::invalid_argument);
+  EXPECT_THROW(aux_free_update(Storage::f32, z, e, 2, 0.001f, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lmo::fast
