@@ -3,24 +3,18 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <typeinfo>
 
 #include "fast/attention.h"
 #include "fast/mla_decode.h"
+#include "oracle/backend_fast_adapters.h"
 #include "oracle/ops/attention.h"
 #include "oracle/ops/mla.h"
 
 namespace lmo::oracle {
 namespace {
 
-const void* ptr(const InputSet& in, std::string_view name) { return in.at(name).bytes().data(); }
-
-template <class T>
-const T& as(const Op& op) {
-  const T* p = dynamic_cast<const T*>(&op);
-  if (!p) throw std::logic_error("fast backend: the op is not a " + std::string(typeid(T).name()));
-  return *p;
-}
+using fast_adapters::as;
+using fast_adapters::ptr;
 
 fast::AttentionMask fast_mask(ref::MaskKind m) {
   switch (m) {
