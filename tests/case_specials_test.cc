@@ -56,6 +56,18 @@ TEST(CaseSpecials, PlacedOverTheDrawnValuesOnly) {
   EXPECT_TRUE(z.get(0) >= 1 && z.get(0) < 2);
 }
 
+// A case with an integer input (cross-entropy's targets) and specials on its real input: the
+// integer input is drawn as always, the specials land on the logits.
+TEST(CaseSpecials, IntegerInputsBesideSpecialsAreDrawnAsAlways) {
+  const Case c = parse_case(json::parse(R"({"id": "ce", "op": "cross_entropy", "seed": 4,
+      "formats": ["f32"], "params": {"rows": 2, "vocab": 4},
+      "inputs": {"z": {"specials": [{"index": 3, "value": "pos_inf"}]}}})"),
+                            "specials.json", "cases[0]");
+  const InputSet in = make_inputs(c, *make_op(c), ref::Format::f32);
+  EXPECT_EQ(in.at("z").get(3), INFINITY);
+  for (int64_t t : in.ints("target")) EXPECT_TRUE(t >= 0 && t < 4) << t;
+}
+
 struct Bad {
   const char* inputs;
   const char* field;
