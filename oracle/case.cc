@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "oracle/case_specials.h"
 #include "oracle/utf8.h"
 #include "reference/presets.h"
 
@@ -158,13 +159,20 @@ std::vector<InputDecl> case_inputs(const Case& c, const Op& op) {
       throw InputError(c.file, at, "not a real input of op " + c.op + " (its real inputs: " +
                                        names + ")");
     }
-    ParamReader r(it.value(), c.file, at);
-    const std::string dist = r.choice("dist", {"normal", "uniform"});
+    // "specials" (case_specials.h) is checked on its own; with it, "dist" may be left out.
+    nlohmann::json rest = it.value();
+    const bool specials = rest.is_object() && rest.contains("specials");
+    if (specials) rest.erase("specials");
+    ParamReader r(rest, c.file, at);
+    const std::string dist =
+        r.choice("dist", {"normal", "uniform"},
+                 specials ? std::optional<std::string>("") : std::optional<std::string>());
+    if (specials) (void)case_input_specials(c, *d);
     if (dist == "normal") {
       d->dist = Dist::kNormal;
       d->a = r.real("mean", -1e30, 1e30);
       d->b = r.real("std", 1e-30, 1e30);
-    } else {
+    } else if (dist == "uniform") {
       d->dist = Dist::kUniform;
       d->a = r.real("lo", -1e30, 1e30);
       d->b = r.real("hi", -1e30, 1e30);

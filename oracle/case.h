@@ -11,6 +11,8 @@
 //    "description": "...",             optional
 //    "inputs": {"x": {"dist": "normal", "mean": 3, "std": 1}}}   optional distribution overrides
 //                                      ("uniform": "lo", "hi") for the op's real inputs
+//                                      and "specials": [{"index": 3, "value": "nan"}, ...]
+//                                      (case_specials.h: NaN, ±inf, ±0 … at chosen elements)
 // Anything else is an error (InputError: file, field, expectation; exit code 2).
 #pragma once
 

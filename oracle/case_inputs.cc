@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "oracle/case_specials.h"
 #include "oracle/inputs.h"
 #include "reference/parallel.h"
 
@@ -47,6 +48,9 @@ InputSet make_inputs(const Case& c, const Op& op, ref::Format storage) {
                                       static_cast<int64_t>(d.b)));
           break;
       }
+      // Special values over the drawn ones (checked when the case was read; real inputs only).
+      const std::vector<SpecialAt> specials = case_input_specials(c, d);
+      if (!specials.empty()) place_specials(t, specials);
       set.add(d.name, std::move(t));
     } catch (const std::invalid_argument& e) {
       throw InputError(c.file, c.path + ".inputs." + d.name,

@@ -119,34 +119,34 @@ const std::vector<DriftAudit>& drift_audits() {
       {"rope-position",
        "RoPE vs position 1 … 2^20 at base 1e4 and 5e5: angles in f32 vs f64, bf16 inverse "
        "frequencies, bf16/f16 cos/sin tables, bf16 positions",
-       drift::rope_position},
+       drift::rope_position, drift::rope_position_cost},
       {"softmax-vocab",
        "softmax, cross-entropy and z-loss vs vocabulary 1K … 256K at logit scales 1 and 16: "
        "f32/bf16/f16 with f32 or low-precision sums, with and without max-subtraction, fast",
-       drift::softmax_vocab},
+       drift::softmax_vocab, drift::softmax_vocab_cost},
       {"norm-width",
        "RMSNorm and LayerNorm vs width 64 … 65536 at mean offsets 0 and 64: accumulation "
        "format, one-pass vs two-pass variance, fast",
-       drift::norm_width},
+       drift::norm_width, drift::norm_width_cost},
       {"gelu-bf16",
        "GELU-tanh and exact GELU over every finite bf16 input (by binade of |x|), against exact "
        "GELU: f32 compute, all-bf16, fast",
-       drift::gelu_bf16},
+       drift::gelu_bf16, drift::gelu_bf16_cost},
       {"sinusoidal-identity",
        "C01 PE(p)·PE(p−Δ) = Σ cos(Δω) in f32 vs position 1 … 2^20: where the identity stops "
        "holding numerically",
-       drift::sinusoidal_identity},
+       drift::sinusoidal_identity, drift::sinusoidal_identity_cost},
       {"fp8-activations",
        "e4m3/e5m2 storage of RMSNorm outputs and SwiGLU activations vs activation scale "
        "2^-16 … 2^16, with and without per-tensor scaling",
-       drift::fp8_activations},
+       drift::fp8_activations, drift::fp8_activations_cost},
       {"attention-length",
        "attention vs number of keys 128 … 16384: naive vs online softmax, bf16/f16 with f32 or "
        "low-precision sums",
-       drift::attention_length},
+       drift::attention_length, drift::attention_length_cost},
       {"mla-absorption",
        "MLA absorbed vs naive form vs sequence length 16 … 256: bf16 with f32 or bf16 sums, f32",
-       drift::mla_absorption},
+       drift::mla_absorption, drift::mla_absorption_cost},
   };
   return audits;
 }
@@ -159,6 +159,19 @@ const DriftAudit& find_drift_audit(const std::string& name) {
   }
   throw InputError("command line", "--audit",
                    "expected one of " + names + ", got \"" + name + "\"");
+}
+
+void check_drift_cost(const DriftAudit& audit, const DriftOptions& o, double max_cost) {
+  const double cost = audit.cost(o);
+  if (cost > max_cost) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "audit %s%s: the reference cost estimate %.3g operations exceeds the limit %.3g "
+                  "(raise it with --max-cost%s)",
+                  audit.name.c_str(), o.quick ? " (quick)" : "", cost, max_cost,
+                  o.quick ? "" : ", or run the --quick sweep");
+    throw InputError("command line", "--max-cost", buf);
+  }
 }
 
 DriftResult run_drift_audit(const DriftAudit& audit, const DriftOptions& o,

@@ -106,12 +106,19 @@ struct DriftAudit {
   std::string name;
   std::string summary;
   DriftResult (*run)(const DriftOptions&, const DriftProgress&);
+  // Scalar operations of the audit's exact (mp) reference runs over its whole sweep, roughly:
+  // `lmoracle drift --max-cost` refuses an audit above its limit before running it (the same
+  // measure as Op::cost, which verify and golden limit).
+  double (*cost)(const DriftOptions&);
 };
 
 // Every built-in audit, in the order `lmoracle list` shows them.
 const std::vector<DriftAudit>& drift_audits();
 // The audit of that name; throws InputError("command line", "--audit", …) naming the choices.
 const DriftAudit& find_drift_audit(const std::string& name);
+// InputError("command line", "--max-cost", …) when the audit's cost estimate exceeds max_cost,
+// naming the audit, the estimate and the limit.
+void check_drift_cost(const DriftAudit& audit, const DriftOptions& o, double max_cost);
 // Runs it: the audit's result with the options recorded and the GPU note added.
 DriftResult run_drift_audit(const DriftAudit& audit, const DriftOptions& o,
                             const DriftProgress& progress);

@@ -18,6 +18,12 @@ using ref::Format;
 using ref::Mat;
 
 constexpr int64_t kTile = 128;  // key tile of the online policies (FlashAttention's block size)
+// The sweep, shared by the run and its cost: kHeadDim, query rows, numbers of keys.
+constexpr int64_t kHeadDim = 64;
+int64_t query_rows(const DriftOptions& o) { return o.quick ? 1 : 2; }
+std::vector<int64_t> key_sweep(const DriftOptions& o) {
+  return doubling(128, o.quick ? 1024 : 16384);
+}
 
 template <class T>
 Mat<T> mat(const std::vector<double>& v, int64_t rows, int64_t cols) {
@@ -49,9 +55,9 @@ void online(const std::vector<double>& q, const std::vector<double>& k,
 DriftResult attention_length(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "attention (F15), online attention (F17)";
-  const int64_t d = 64;
-  const int64_t tq = o.quick ? 1 : 2;
-  const std::vector<int64_t> lengths = doubling(128, o.quick ? 1024 : 16384);
+  const int64_t d = kHeadDim;
+  const int64_t tq = query_rows(o);
+  const std::vector<int64_t> lengths = key_sweep(o);
   r.x_label = "keys";
   r.description =
       "Error of " + std::to_string(tq) +
@@ -106,6 +112,14 @@ DriftResult attention_length(const DriftOptions& o, const DriftProgress& progres
   }
   b.finish();
   return r;
+}
+
+double attention_length_cost(const DriftOptions& o) {
+  // Per number of keys T: each query row's exact attention takes T dot products of d (2d
+  // operations), T exponentials, sums and quotients (~3T) and P·V (2d per key).
+  double sum = 0;
+  for (int64_t v : key_sweep(o)) sum += static_cast<double>(v);
+  return static_cast<double>(query_rows(o)) * (4.0 * kHeadDim + 3.0) * sum;
 }
 
 }  // namespace lmo::oracle::drift

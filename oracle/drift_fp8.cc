@@ -36,13 +36,19 @@ void store(DriftAccumulator& acc, std::span<const mp> exact, const std::vector<f
   }
 }
 
+// The sweep, shared by the run and its cost: d activations at scales 2^e, e = −16, −16 + step,
+// … 16 (step: log2 of the ratio between sweep points).
+int64_t activation_count(const DriftOptions& o) { return o.quick ? 1024 : 4096; }
+int scale_step(const DriftOptions& o) { return o.quick ? 4 : 2; }
+constexpr int kScaleExponent = 16;
+
 }  // namespace
 
 DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "rmsnorm (F02) and SwiGLU activation (F05) stored in fp8";
-  const int64_t d = o.quick ? 1024 : 4096;
-  const int step = o.quick ? 4 : 2;  // log2 of the ratio between sweep points
+  const int64_t d = activation_count(o);
+  const int step = scale_step(o);
   r.x_label = "activation scale";
   r.description =
       "Error of " + std::to_string(d) +
@@ -69,7 +75,7 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
   const std::vector<float> x_f = as<float>(x), a_f = as<float>(a);
   const double eps = 0x1p-17;
   std::vector<int> exps;
-  for (int e = -16; e <= 16; e += step) exps.push_back(e);
+  for (int e = -kScaleExponent; e <= kScaleExponent; e += step) exps.push_back(e);
   const int64_t total = static_cast<int64_t>(exps.size()) * 2;
   int64_t done = 0;
   for (const std::string& panel : r.panels) {
@@ -109,6 +115,13 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
   }
   b.finish();
   return r;
+}
+
+double fp8_activations_cost(const DriftOptions& o) {
+  // Two panels × every scale × the exact RMSNorm or SwiGLU of d activations (~5 operations each:
+  // a square and a sum, a quotient and two products; or an exponential, a sum, two quotients).
+  const double scales = 2 * kScaleExponent / scale_step(o) + 1;
+  return 2.0 * scales * 5.0 * static_cast<double>(activation_count(o));
 }
 
 }  // namespace lmo::oracle::drift

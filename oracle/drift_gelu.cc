@@ -17,6 +17,8 @@ using ref::Format;
 
 // Binades of |x| reported one by one; smaller and larger inputs are lumped into the end bins.
 constexpr int kLowBinade = -8, kHighBinade = 8;
+// Every stride-th bf16 pattern is an input (shared by the run and its cost).
+int pattern_stride(const DriftOptions& o) { return o.quick ? 16 : 1; }
 
 int bin_of(double x) {
   const int e = std::ilogb(std::fabs(x));
@@ -28,7 +30,7 @@ int bin_of(double x) {
 DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "gelu, gelu_tanh (F06)";
-  const int stride = o.quick ? 16 : 1;
+  const int stride = pattern_stride(o);
   r.x_label = "|x| binade";
   r.description = std::string("Error against exact GELU over ") +
                   (o.quick ? "every 16th finite bf16 input" : "every finite bf16 input") +
@@ -100,6 +102,12 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
   }
   b.finish();
   return r;
+}
+
+double gelu_bf16_cost(const DriftOptions& o) {
+  // At most 2^16 / stride inputs × the exact GELU and GELU-tanh (an erfc, a tanh and a few
+  // products and sums: ~10 operations).
+  return 10.0 * 65536.0 / pattern_stride(o);
 }
 
 }  // namespace lmo::oracle::drift

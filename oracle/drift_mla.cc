@@ -49,11 +49,8 @@ std::vector<double> weight(uint64_t seed, const std::string& name, int64_t rows,
   return bf16_uniform(seed, "mla." + name, rows * cols, -a, a);
 }
 
-}  // namespace
-
-DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress) {
-  DriftResult r;
-  r.op = "mla_naive, mla_absorbed (F19)";
+// The audited model and the sweep of sequence lengths, shared by the run and its cost.
+ref::MlaConfig audit_config() {
   ref::MlaConfig c;
   c.model_dim = 64;
   c.heads = 2;
@@ -61,7 +58,19 @@ DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress)
   c.rope_dim = 8;
   c.kv_latent_dim = 32;
   c.q_latent_dim = 32;
-  const std::vector<int64_t> lengths = doubling(16, o.quick ? 64 : 256);
+  return c;
+}
+std::vector<int64_t> length_sweep(const DriftOptions& o) {
+  return doubling(16, o.quick ? 64 : 256);
+}
+
+}  // namespace
+
+DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress) {
+  DriftResult r;
+  r.op = "mla_naive, mla_absorbed (F19)";
+  const ref::MlaConfig c = audit_config();
+  const std::vector<int64_t> lengths = length_sweep(o);
   r.x_label = "sequence length";
   r.description =
       "Error of MLA's output u (every position of one causal sequence; d = 64, 2 heads, d_h = "
@@ -112,6 +121,26 @@ DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress)
   }
   b.finish();
   return r;
+}
+
+double mla_absorption_cost(const DriftOptions& o) {
+  // Per length t, the exact naive form: the projections (two operations per weight per token)
+  // and causal attention over t(t + 1)/2 query–key pairs per head (a dot product of
+  // d_h + d_h^R, a weighted sum of d_h).
+  const ref::MlaConfig c = audit_config();
+  const double hq = static_cast<double>(c.heads * c.head_dim);
+  const double hr = static_cast<double>(c.heads * c.rope_dim);
+  const double weights_per_token =
+      static_cast<double>(c.model_dim) * (c.q_latent_dim + c.kv_latent_dim + c.rope_dim) +
+      static_cast<double>(c.q_latent_dim) * (hq + hr) + c.kv_latent_dim * 2.0 * hq +
+      hq * static_cast<double>(c.model_dim);
+  const double per_pair = 2.0 * static_cast<double>(2 * c.head_dim + c.rope_dim) + 3.0;
+  double sum = 0;
+  for (int64_t t : length_sweep(o)) {
+    const double td = static_cast<double>(t);
+    sum += td * 2.0 * weights_per_token + c.heads * td * (td + 1) / 2 * per_pair;
+  }
+  return sum;
 }
 
 }  // namespace lmo::oracle::drift

@@ -18,6 +18,11 @@ using ref::Format;
 
 // 2^-17 ≈ 7.6e-6: an ε that every format from f16 up holds exactly (as a subnormal in f16).
 constexpr double kEps = 0x1p-17;
+// The sweep (widths, rows per width), shared by the run and its cost.
+std::vector<int64_t> width_sweep(const DriftOptions& o) {
+  return doubling(64, o.quick ? 4096 : 65536);
+}
+constexpr int kRows = 2;
 
 // LayerNorm with the one-pass variance σ² = E[x²] − μ² (clamped at 0, as kernels do), every
 // step in T, both means accumulated in Acc: the shortcut the reference never takes (it defines
@@ -82,8 +87,8 @@ void fast_policy(fast::Storage s, const Row& in, bool layer, const std::vector<m
 DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "rmsnorm (F02), layernorm (F01)";
-  const std::vector<int64_t> widths = doubling(64, o.quick ? 4096 : 65536);
-  const int rows = 2;
+  const std::vector<int64_t> widths = width_sweep(o);
+  const int rows = kRows;
   r.x_label = "width";
   r.description =
       "Error of " + std::to_string(rows) +
@@ -159,6 +164,14 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
   }
   b.finish();
   return r;
+}
+
+double norm_width_cost(const DriftOptions& o) {
+  // Four panels × kRows rows per width × the exact norm (LayerNorm's two passes: a sum, a
+  // deviation, a square, a sum, a quotient, a product and a sum per element: ~7).
+  double sum = 0;
+  for (int64_t v : width_sweep(o)) sum += static_cast<double>(v);
+  return 4.0 * kRows * 7.0 * sum;
 }
 
 }  // namespace lmo::oracle::drift

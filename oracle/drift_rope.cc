@@ -17,6 +17,11 @@ using ref::float16;
 using ref::RopeLayout;
 
 constexpr RopeLayout kLayout = RopeLayout::kHalfSplit;
+// The sweep, shared by the run and its cost: head width d, positions drawn per octave, octaves
+// [2^k, 2^(k+1)) for k = 0 … kLastOctave (positions up to 2^20 − 1).
+int64_t head_width(const DriftOptions& o) { return o.quick ? 64 : 128; }
+int64_t positions_per_octave(const DriftOptions& o) { return o.quick ? 2 : 8; }
+constexpr int kLastOctave = 19;
 
 // cos and sin of p·θ_k with the angle and both functions in double, then rounded to T (the
 // table a careful framework precomputes in f64).
@@ -37,9 +42,9 @@ void f64_table(int64_t p, std::span<const double> inv, std::vector<float>& c,
 DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "rope (F10, half-split layout)";
-  const int64_t d = o.quick ? 64 : 128;
-  const int64_t per_octave = o.quick ? 2 : 8;
-  const int last_octave = 19;  // positions up to 2^20 − 1
+  const int64_t d = head_width(o);
+  const int64_t per_octave = positions_per_octave(o);
+  const int last_octave = kLastOctave;
   r.x_label = "position";
   r.description =
       "Error of one rotated head (d = " + std::to_string(d) + ", x uniform in [-1, 1)) against " +
@@ -114,6 +119,13 @@ DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) 
   }
   b.finish();
   return r;
+}
+
+double rope_position_cost(const DriftOptions& o) {
+  // Two bases × every octave's positions × one exact rotation of d elements (an angle, its cos
+  // and sin, two products and a sum per element: ~6 operations).
+  return 2.0 * (kLastOctave + 1) * static_cast<double>(positions_per_octave(o)) * 6.0 *
+         static_cast<double>(head_width(o));
 }
 
 }  // namespace lmo::oracle::drift

@@ -50,14 +50,20 @@ float lhs_f64_table(int64_t p1, int64_t p2, int64_t d) {
   return ref::dot<float>(std::span<const float>(a), std::span<const float>(b));
 }
 
+// The sweep, shared by the run and its cost: width d, positions per octave [2^k, 2^(k+1)),
+// k = 0 … kLastOctave.
+int64_t model_width(const DriftOptions& o) { return o.quick ? 16 : 64; }
+int64_t positions_per_octave(const DriftOptions& o) { return o.quick ? 2 : 16; }
+constexpr int kLastOctave = 19;
+
 }  // namespace
 
 DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "sinusoidal_pe (F07), claim C01";
-  const int64_t d = o.quick ? 16 : 64;
-  const int64_t per_octave = o.quick ? 2 : 16;
-  const int last_octave = 19;
+  const int64_t d = model_width(o);
+  const int64_t per_octave = positions_per_octave(o);
+  const int last_octave = kLastOctave;
   r.x_label = "position";
   r.description =
       "Both sides of C01, PE(p)·PE(p − Δ) and Σ_i cos(Δ·ω_i) (d = " + std::to_string(d) +
@@ -115,6 +121,13 @@ DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& prog
   r.notes.push_back(where(first_below_4, "4 significant bits"));
   b.finish();
   return r;
+}
+
+double sinusoidal_identity_cost(const DriftOptions& o) {
+  // Every octave's positions × the exact right side Σ cos(Δ·ω_i) over d/2 frequencies (a power,
+  // a quotient, a cosine and a sum each).
+  return (kLastOctave + 1) * static_cast<double>(positions_per_octave(o)) * 4.0 *
+         static_cast<double>(model_width(o) / 2);
 }
 
 }  // namespace lmo::oracle::drift

@@ -17,6 +17,10 @@ using ref::float16;
 using ref::Format;
 
 constexpr double kLambda = 1e-4;  // PaLM's z-loss weight (M08)
+// The sweep of vocabulary sizes, shared by the run and its cost.
+std::vector<int64_t> vocab_sweep(const DriftOptions& o) {
+  return doubling(1024, o.quick ? 8192 : 262144);
+}
 
 struct Exact {
   std::vector<mp> p;
@@ -83,7 +87,7 @@ void fast_row(fast::Storage s, const std::vector<double>& z, int64_t target, con
 DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) {
   DriftResult r;
   r.op = "softmax, cross_entropy, z_loss (F12, F13)";
-  const std::vector<int64_t> vocab = doubling(1024, o.quick ? 8192 : 262144);
+  const std::vector<int64_t> vocab = vocab_sweep(o);
   const int rows = 1;  // the bf16/f16 policies' exponentials cost ~1 µs each (MPFR)
   r.x_label = "vocabulary";
   r.description =
@@ -164,6 +168,14 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
   }
   b.finish();
   return r;
+}
+
+double softmax_vocab_cost(const DriftOptions& o) {
+  // Two scales × one row per vocabulary size × the exact softmax (an exponential, a sum and a
+  // quotient per logit).
+  double sum = 0;
+  for (int64_t v : vocab_sweep(o)) sum += static_cast<double>(v);
+  return 2.0 * 3.0 * sum;
 }
 
 }  // namespace lmo::oracle::drift

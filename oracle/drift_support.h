@@ -70,5 +70,14 @@ DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& prog
 DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress);
 DriftResult attention_length(const DriftOptions& o, const DriftProgress& progress);
 DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress);
+// Their cost estimates (DriftAudit::cost), next to each runner.
+double rope_position_cost(const DriftOptions& o);
+double softmax_vocab_cost(const DriftOptions& o);
+double norm_width_cost(const DriftOptions& o);
+double gelu_bf16_cost(const DriftOptions& o);
+double sinusoidal_identity_cost(const DriftOptions& o);
+double fp8_activations_cost(const DriftOptions& o);
+double attention_length_cost(const DriftOptions& o);
+double mla_absorption_cost(const DriftOptions& o);
 
 }  // namespace lmo::oracle::drift

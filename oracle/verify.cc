@@ -64,15 +64,38 @@ std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string
   return out;
 }
 
+double case_bytes(const Case& c, const Op& op) {
+  double most = 0;
+  for (ref::Format f : c.formats) {
+    const auto real = static_cast<double>(ref::dtype_size(ref::format_dtype(f)));
+    double bytes = 0;
+    for (const InputDecl& d : op.inputs()) {
+      double n = 1;
+      for (int64_t e : d.shape) n *= static_cast<double>(e);
+      bytes += n * (d.dtype ? static_cast<double>(ref::dtype_size(*d.dtype)) : real);
+    }
+    for (const OutputDecl& d : op.outputs()) {
+      double n = 1;
+      for (int64_t e : d.shape) n *= static_cast<double>(e);
+      bytes += n * (d.topk ? static_cast<double>(ref::dtype_size(ref::DType::i64)) : real);
+    }
+    most = std::max(most, bytes);
+  }
+  return most;
+}
+
 void check_costs(const std::vector<Case>& cases, const VerifyOptions& o) {
   for (const Case& c : cases) {
-    const double cost = make_op(c)->cost() * static_cast<double>(c.formats.size());
+    const std::unique_ptr<Op> op = make_op(c);
+    const double cost = op->cost() * static_cast<double>(c.formats.size());
     if (cost > o.max_cost) {
-      char buf[160];
+      // The memory too, from the declared shapes alone: nothing has been allocated yet.
+      char buf[240];
       std::snprintf(buf, sizeof buf,
                     "the reference cost estimate %.3g operations exceeds the limit %.3g "
-                    "(raise it with --max-cost, or reduce the shapes)",
-                    cost, o.max_cost);
+                    "(raise it with --max-cost, or reduce the shapes); its inputs and outputs "
+                    "alone would take %.3g bytes",
+                    cost, o.max_cost, case_bytes(c, *op));
       throw InputError(c.file, c.path, std::string("case ") + c.id + ": " + buf);
     }
   }

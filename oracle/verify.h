@@ -76,8 +76,11 @@ std::vector<Backend*> select_backends(const std::vector<std::unique_ptr<Backend>
 // Cases whose ID matches the filter (InputError for an invalid regex, field "--filter").
 std::vector<Case> filter_cases(const std::vector<Case>& cases, const std::string& filter);
 
-// Throws InputError naming the case when its cost exceeds the limit; checked for every case
-// before anything runs.
+// Bytes of a case's inputs and outputs in its widest format, from the op's declared shapes
+// (nothing is allocated): what an over-limit case would need at the least.
+double case_bytes(const Case& c, const Op& op);
+// Throws InputError naming the case when its cost exceeds the limit (with its estimate, the
+// limit and case_bytes); checked for every case before anything runs or is allocated.
 void check_costs(const std::vector<Case>& cases, const VerifyOptions& o);
 
 // progress(done, total, what) is called before each (case, format).

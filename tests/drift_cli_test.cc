@@ -152,4 +152,24 @@ TEST(DriftCli, BadOptionsExitTwoNamingTheField) {
   fs::remove_all(file);
 }
 
+// --max-cost refuses an audit whose reference cost estimate is above it, before any output
+// folder is made. The quick sinusoidal-identity sweep evaluates the exact Σ cos(Δ·ω_i) over
+// d/2 = 8 frequencies (4 operations each) at 2 positions in each of 20 octaves: 1280.
+TEST(DriftCli, CostLimitRefusesBeforeRunningOrWriting) {
+  const fs::path dir = fresh_dir("cost");
+  Result r = run("drift --audit sinusoidal-identity --quick --max-cost 1000 --out " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--max-cost"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("audit sinusoidal-identity (quick): the reference cost estimate 1.28e+03 "
+                       "operations exceeds the limit 1e+03"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir)) << "nothing may be written";
+  // At the estimate itself it runs.
+  r = run("drift --audit sinusoidal-identity --quick --no-plot --max-cost 1280 --out " +
+          dir.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  fs::remove_all(dir);
+}
+
 }  // namespace

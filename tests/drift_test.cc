@@ -83,6 +83,27 @@ TEST(Drift, RegistryNamesEveryAuditAndRejectsUnknownNames) {
   }
 }
 
+// Every built-in audit's full sweep fits the default --max-cost (2e9, as verify's and golden's),
+// so the default refuses none of them, and its quick sweep is cheaper than the full one.
+TEST(Drift, CostEstimatesFitTheDefaultLimitAndQuickIsCheaper) {
+  for (const DriftAudit& a : drift_audits()) {
+    DriftOptions full, quick;
+    quick.quick = true;
+    EXPECT_GT(a.cost(quick), 0) << a.name;
+    EXPECT_LT(a.cost(quick), a.cost(full)) << a.name;
+    EXPECT_LE(a.cost(full), 2e9) << a.name;
+    EXPECT_NO_THROW(check_drift_cost(a, full, 2e9)) << a.name;
+    try {
+      check_drift_cost(a, quick, a.cost(quick) / 2);
+      ADD_FAILURE() << a.name << ": no error above the limit";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "--max-cost");
+      EXPECT_NE(e.expectation().find("audit " + a.name + " (quick)"), std::string::npos)
+          << e.expectation();
+    }
+  }
+}
+
 TEST(Drift, AccumulatorAgainstHandComputedErrors) {
   // bf16 outputs: 1 + 2^-7 is one ulp above 1; exact 1 + 2^-9 rounds to 1.
   DriftAccumulator a(ref::Format::bf16);

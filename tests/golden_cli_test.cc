@@ -123,6 +123,22 @@ TEST_F(GoldenCli, BadInputExitsWithCodeTwoNamingTheFile) {
   EXPECT_TRUE(contains(r.out, "--shard")) << r.out;
 }
 
+// --max-cost refuses before anything is written: the message names the case file, the case,
+// the estimate and the limit, and the memory the case would need.
+TEST_F(GoldenCli, CostLimitRefusesBeforeWritingAnything) {
+  const CliResult r =
+      run("golden --case-file " + path("cases.json") + " --out " + path("g") + " --max-cost 10");
+  EXPECT_EQ(r.code, 2) << r.out;
+  // Cases are taken in ID order, so t/rms (cases[1]) comes first.
+  EXPECT_TRUE(contains(r.out, path("cases.json") + ": cases[1]: case t/rms: the reference cost "
+                                                   "estimate"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "exceeds the limit 10 (raise it with --max-cost")) << r.out;
+  // rmsnorm 2 × 32 in f16: x and y 64 elements each, γ 32, 2 bytes each.
+  EXPECT_TRUE(contains(r.out, "would take 320 bytes")) << r.out;
+  EXPECT_FALSE(fs::exists(path("g"))) << "nothing may be written";
+}
+
 TEST_F(GoldenCli, ShardsMergeIntoTheManifestOfOneRun) {
   make_golden();
   std::string dirs;

@@ -44,6 +44,8 @@ CLI::App* add_drift_command(CLI::App& app, DriftArgs& a) {
   d->add_flag("--json", a.json, "Print JSON instead of a table");
   d->add_flag("--no-plot", a.no_plot, "Write CSV and JSON only");
   d->add_option("--seed", a.seed, "Seed of the deterministic inputs");
+  d->add_option("--max-cost", a.max_cost,
+                "Refuse an audit whose reference cost estimate exceeds this many operations");
   return d;
 }
 
@@ -53,6 +55,7 @@ int run_drift(const DriftArgs& a) {
   DriftOptions o;
   o.quick = a.quick;
   o.seed = a.seed;
+  check_drift_cost(audit, o, a.max_cost);  // before any output folder is made
   std::filesystem::path out;
   if (!a.out_dir.empty()) {
     out = a.out_dir;

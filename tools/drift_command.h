@@ -13,6 +13,7 @@ struct DriftArgs {
   bool json = false;
   bool no_plot = false;
   uint64_t seed = 20240601;
+  double max_cost = 2e9;  // the reference cost limit, as verify's and golden's
 };
 
 CLI::App* add_drift_command(CLI::App& app, DriftArgs& args);
