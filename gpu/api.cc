@@ -4,6 +4,7 @@
 // naming the function, the CUDA call and the error.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -95,6 +96,24 @@ class Call {
   const char* fn_;
   std::vector<void*> owned_;
 };
+
+// heads ≥ 1, head_dim ≥ 1, rotary_dims even in [2, head_dim], a known layout.
+void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,
+                      int64_t rotary_dims, RopeLayout layout) {
+  check_count(fn, "tokens", tokens, 0);
+  check_count(fn, "heads", heads, 1);
+  check_count(fn, "head_dim", head_dim, 1);
+  if (rotary_dims < 2 || rotary_dims > head_dim || rotary_dims % 2 != 0) {
+    throw std::invalid_argument(std::string(fn) + ": rotary_dims is " +
+                                std::to_string(rotary_dims) + ", expected an even value in [2, " +
+                                std::to_string(head_dim) + "] (head_dim)");
+  }
+  if (layout != RopeLayout::interleaved && layout != RopeLayout::half_split) {
+    throw std::invalid_argument(std::string(fn) + ": layout is " +
+                                std::to_string(static_cast<int>(layout)) +
+                                ", expected interleaved or half_split");
+  }
+}
 
 size_t bytes_of(Storage s, int64_t count) { return static_cast<size_t>(count) * storage_bytes(s); }
 
@@ -250,6 +269,57 @@ void glu_gate(Activation act, Storage s, const void* gate, const void* up, void*
   void* dh = call.alloc(bytes_of(s, n));
   call.run(launch_glu_gate(act, s, dg, du, dh, n, nullptr));
   call.download(h, dh, bytes_of(s, n));
+  call.finish();
+}
+
+void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+          double cos_sin_factor, void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+          int64_t rotary_dims, RopeLayout layout) {
+  constexpr const char* fn = "gpu::rope";
+  check_storage(fn, s);
+  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
+  check_ptr(fn, "x", x, tokens > 0);
+  check_ptr(fn, "positions", positions, tokens > 0);
+  check_ptr(fn, "inv_freq", inv_freq, tokens > 0);
+  check_ptr(fn, "y", y, tokens > 0);
+  if (!std::isfinite(cos_sin_factor)) {
+    throw std::invalid_argument(std::string(fn) + ": cos_sin_factor is " +
+                                std::to_string(cos_sin_factor) + ", expected a finite value");
+  }
+  if (tokens == 0) return;
+  const int64_t n = tokens * heads * head_dim;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, n));
+  const auto* dp = static_cast<const int64_t*>(
+      call.upload(positions, static_cast<size_t>(tokens) * sizeof(int64_t)));
+  const auto* df = static_cast<const double*>(
+      call.upload(inv_freq, static_cast<size_t>(rotary_dims / 2) * sizeof(double)));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_rope(s, dx, dp, df, cos_sin_factor, dy, tokens, heads, head_dim, rotary_dims,
+                       layout, nullptr));
+  call.download(y, dy, bytes_of(s, n));
+  call.finish();
+}
+
+void rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin, void* y,
+                int64_t tokens, int64_t heads, int64_t head_dim, int64_t rotary_dims,
+                RopeLayout layout) {
+  constexpr const char* fn = "gpu::rope_table";
+  check_storage(fn, s);
+  check_storage(fn, table_storage);
+  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
+  check_ptr(fn, "x", x, tokens > 0);
+  check_ptr(fn, "cos_sin", cos_sin, tokens > 0);
+  check_ptr(fn, "y", y, tokens > 0);
+  if (tokens == 0) return;
+  const int64_t n = tokens * heads * head_dim;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, n));
+  const void* dt = call.upload(cos_sin, bytes_of(table_storage, tokens * rotary_dims));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_rope_table(s, dx, table_storage, dt, dy, tokens, heads, head_dim, rotary_dims,
+                             layout, nullptr));
+  call.download(y, dy, bytes_of(s, n));
   call.finish();
 }
 

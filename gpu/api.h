@@ -62,4 +62,18 @@ enum class Activation : uint8_t { relu, gelu, gelu_tanh, silu };
 void activation(Activation act, Storage s, const void* x, void* y, int64_t n);
 void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n);
 
+// F10 RoPE over x [tokens, heads · head_dim] (gpu/rope.cuh): the first rotary_dims (even, ≤
+// head_dim) dimensions of every head rotated in the pairs of the layout, the rest copied.
+enum class RopeLayout : uint8_t { interleaved, half_split };
+// Angles formed on the device: positions[t]·inv_freq[k] (inv_freq: rotary_dims/2 frequencies,
+// by whatever scaling rule the caller applied), cos and sin times cos_sin_factor.
+void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+          double cos_sin_factor, void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+          int64_t rotary_dims, RopeLayout layout);
+// From a table cos_sin [tokens, rotary_dims] stored in table_storage: row t holds the r/2
+// cosines, then the r/2 sines, of token t.
+void rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin, void* y,
+                int64_t tokens, int64_t heads, int64_t head_dim, int64_t rotary_dims,
+                RopeLayout layout);
+
 }  // namespace lmo::gpu
