@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "bandwidth.h"
+#include "bench_gpu.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
@@ -38,9 +39,6 @@ std::optional<lmo::fast::SimdTarget> parse_backend(const std::string& name) {
   if (name == "fast") return std::nullopt;
   throw InputError("command line", "--backend",
                    "expected one of " + names +
-                       (name == "gpu" ? " (GPU benchmarks run on a machine with a device: "
-                                        "tools/gpu-check)"
-                                      : "") +
                        ", got \"" + name + "\"");
 }
 
@@ -64,16 +62,30 @@ std::string gbs(double bytes_per_s) {
   return b;
 }
 
+void print_header() {
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape", "GB/s",
+              "memcpy GB/s", "ratio");
+}
+
+// One row of the table (JSON rows of the fast and gpu backends alike).
+void print_row(const nlohmann::json& r) {
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", r["op"].get<std::string>().c_str(),
+              r["backend"].get<std::string>().c_str(), r["format"].get<std::string>().c_str(),
+              r["shape"].get<std::string>().c_str(), gbs(r["bytes_per_s"].get<double>()).c_str(),
+              gbs(r["memcpy_bytes_per_s"].get<double>()).c_str(), r["ratio"].get<double>());
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
   CLI::App* b = app.add_subcommand(
       "bench", "Memory-bound kernels' bandwidth as a ratio to memcpy of the same traffic");
   b->add_option("--backend", a.backend,
-                "fast (the dispatched SIMD target) or fast-<target> (see `lmoracle list`)");
+                "fast (the dispatched SIMD target), fast-<target> (see `lmoracle list`) or gpu "
+                "(the CUDA kernels; needs a device)");
   b->add_option("--format", a.formats, "Storage formats (repeatable; default f32 and bf16)");
   b->add_option("--filter", a.filter, "Regular expression searched in op names");
-  b->add_option("--threads", a.threads, "Threads of the fast kernels (default 1)");
+  b->add_option("--threads", a.threads, "Threads of the fast kernels (default 1; not for gpu)");
   b->add_option("--size", a.size, "Elements of each kernel's main input (default 2^25)");
   b->add_option("--repetitions", a.repetitions, "Timed calls of each (median; default 5)");
   b->add_flag("--quick", a.quick, "2^20 elements, 2 repetitions: a smoke run, not a measurement");
@@ -82,7 +94,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 }
 
 int run_bench(const BenchArgs& a) {
-  const std::optional<lmo::fast::SimdTarget> forced = parse_backend(a.backend);
+  const bool gpu = a.backend == "gpu";
+  const std::optional<lmo::fast::SimdTarget> forced =
+      gpu ? std::nullopt : parse_backend(a.backend);
   const std::vector<lmo::fast::Storage> formats = parse_formats(a.formats);
   if (a.threads < 1 || a.threads > 1024) {
     throw InputError("command line", "--threads", "expected 1 … 1024, got " + std::to_string(a.threads));
@@ -104,6 +118,21 @@ int run_bench(const BenchArgs& a) {
     throw InputError("command line", "--filter",
                      "expected a regular expression, got \"" + a.filter + "\" (" + e.what() + ")");
   }
+  if (gpu) {
+    const nlohmann::json rows = lmo::tools::gpu_bench_rows(formats, size, reps, filter);
+    if (a.json) {
+      std::cout << nlohmann::json{{"rows", rows}, {"not_measured", nlohmann::json::array()}}.dump(2)
+                << "\n";
+      return 0;
+    }
+    print_header();
+    for (const nlohmann::json& r : rows) print_row(r);
+    std::printf("bytes: each input read once and each output written once; ratio: over a "
+                "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing), "
+                "median of %d\n",
+                reps);
+    return 0;
+  }
   std::unique_ptr<lmo::fast::ScopedTarget> scope;
   if (forced) scope = std::make_unique<lmo::fast::ScopedTarget>(*forced);
   const std::string backend =
@@ -112,10 +141,7 @@ int run_bench(const BenchArgs& a) {
   const bool tty = !a.json && isatty(STDERR_FILENO);
 
   nlohmann::json rows = nlohmann::json::array();
-  if (!a.json) {
-    std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape",
-                "GB/s", "memcpy GB/s", "ratio");
-  }
+  if (!a.json) print_header();
   for (lmo::fast::Storage s : formats) {
     for (const std::string& op : lmo::tools::fast_workload_ops()) {
       if (!std::regex_search(op, filter)) continue;
@@ -128,11 +154,7 @@ int run_bench(const BenchArgs& a) {
                       {"threads", a.threads}, {"repetitions", m.repetitions},
                       {"seconds", m.seconds}, {"bytes_per_s", m.bytes_per_s},
                       {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
-      if (!a.json) {
-        std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", w.op.c_str(), backend.c_str(),
-                    format.c_str(), w.shape.c_str(), gbs(m.bytes_per_s).c_str(),
-                    gbs(m.memcpy_bytes_per_s).c_str(), m.ratio);
-      }
+      if (!a.json) print_row(rows.back());
     }
   }
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
