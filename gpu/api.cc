@@ -2,6 +2,8 @@
 // does (fast/validate.h, before any CUDA call), copy the inputs to the device, launch, wait, copy
 // the outputs back. Every CUDA call's result is checked; a failure throws std::runtime_error
 // naming the function, the CUDA call and the error.
+#include "gpu/api.h"
+
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "fast/validate.h"
-#include "gpu/api.h"
 #include "gpu/launch.h"
 
 namespace lmo::gpu {
@@ -59,8 +60,8 @@ class Call {
   void check(const char* what, cudaError_t e) const {
     if (e == cudaSuccess) return;
     (void)cudaGetLastError();  // clear a non-sticky error so that later calls start clean
-    throw std::runtime_error(std::string(fn_) + ": " + what + " failed: " +
-                             cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string(fn_) + ": " + what + " failed: " + cudaGetErrorName(e) +
+                             " (" + cudaGetErrorString(e) + ")");
   }
 
   void* alloc(size_t bytes) {
@@ -139,8 +140,8 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
   call.finish();
 }
 
-void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
-               int64_t rows, int64_t d, float eps) {
+void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
+               int64_t d, float eps) {
   constexpr const char* fn = "gpu::layernorm";
   check_storage(fn, s);
   check_count(fn, "rows", rows, 0);
@@ -210,8 +211,8 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
   const size_t row_floats = static_cast<size_t>(rows) * sizeof(float);
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * vocab));
-  const auto* dt = static_cast<const int64_t*>(
-      call.upload(target, static_cast<size_t>(rows) * sizeof(int64_t)));
+  const auto* dt =
+      static_cast<const int64_t*>(call.upload(target, static_cast<size_t>(rows) * sizeof(int64_t)));
   auto* dloss = static_cast<float*>(call.alloc(row_floats));
   auto* dlogz = static_cast<float*>(call.alloc(row_floats));
   void* dg = grad ? call.alloc(bytes_of(s, rows * vocab)) : nullptr;

@@ -22,11 +22,11 @@
 namespace lmo::gpu {
 
 struct DeviceInfo {
-  bool present = false;    // a usable CUDA device was found
-  std::string name;        // device name, when present
+  bool present = false;  // a usable CUDA device was found
+  std::string name;      // device name, when present
   int compute_major = 0;
   int compute_minor = 0;
-  std::string reason;      // why no device is usable, when !present (the CUDA error string)
+  std::string reason;  // why no device is usable, when !present (the CUDA error string)
 };
 
 // Query device 0 through the CUDA runtime. Never throws: a missing driver or device is
@@ -41,8 +41,8 @@ enum class Storage : uint8_t { f32, bf16, f16 };
 //   layernorm y = (x − μ) / sqrt(σ² + ε) · γ + β (two-pass population variance).
 void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows, int64_t d,
              float eps, bool one_plus_gamma = false);
-void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
-               int64_t rows, int64_t d, float eps);
+void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
+               int64_t d, float eps);
 
 // F12 softmax and log-sum-exp over the rows of a (rows × n) array (fast/softmax.h); log Z is one
 // f32 per row.

@@ -79,9 +79,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 const std::vector<std::string>& bench_ops() {
-  static const std::vector<std::string> ops = {"rmsnorm",     "layernorm",  "softmax",
-                                               "cross_entropy", "swiglu_gate", "geglu_gate",
-                                               "softcap"};
+  static const std::vector<std::string> ops = {
+      "rmsnorm", "layernorm", "softmax", "cross_entropy", "swiglu_gate", "geglu_gate", "softcap"};
   return ops;
 }
 
@@ -125,8 +124,8 @@ BenchRow bench(const std::string& op, Storage s, int64_t elements, int repetitio
     for (int64_t r = 0; r < rows; ++r) targets.push_back((r * 7919) % vocab);
     keep.push_back(std::make_unique<DeviceArray>(targets.size() * sizeof(int64_t)));
     auto* t = static_cast<int64_t*>(keep.back()->get());
-    check("cudaMemcpy (targets)", cudaMemcpy(t, targets.data(), targets.size() * sizeof(int64_t),
-                                             cudaMemcpyHostToDevice));
+    check("cudaMemcpy (targets)",
+          cudaMemcpy(t, targets.data(), targets.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
     keep.push_back(std::make_unique<DeviceArray>(2 * static_cast<size_t>(rows) * sizeof(float)));
     auto* loss = static_cast<float*>(keep.back()->get());
     float* logz = loss + rows;

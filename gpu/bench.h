@@ -16,13 +16,13 @@ struct BenchRow {
   std::string op;
   std::string shape;
   int64_t elements = 0;
-  int64_t bytes = 0;            // compulsory traffic: each input read once, each output written
+  int64_t bytes = 0;  // compulsory traffic: each input read once, each output written
   int repetitions = 0;
-  double seconds = 0;           // median kernel time (cudaEvent)
+  double seconds = 0;  // median kernel time (cudaEvent)
   double bytes_per_s = 0;
-  double memcpy_seconds = 0;    // median time of a device-to-device copy moving the same bytes
+  double memcpy_seconds = 0;  // median time of a device-to-device copy moving the same bytes
   double memcpy_bytes_per_s = 0;
-  double ratio = 0;             // bytes_per_s / memcpy_bytes_per_s
+  double ratio = 0;  // bytes_per_s / memcpy_bytes_per_s
 };
 
 // The ops measured, in a fixed order: rmsnorm, layernorm, softmax, cross_entropy, swiglu_gate,

@@ -27,7 +27,7 @@ cudaError_t launch_map(Storage s, const void* x, void* y, int64_t n, F f, cudaSt
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
     map_kernel<T, F><<<element_grid(n), kThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                                static_cast<T*>(y), n, f);
+                                                               static_cast<T*>(y), n, f);
     return cudaGetLastError();
   });
 }

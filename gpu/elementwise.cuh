@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(kThreads)
 // exactly in double).
 template <class T, class F>
 __global__ void __launch_bounds__(kThreads)
-    gate_kernel(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ h,
-                int64_t n, F f) {
+    gate_kernel(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ h, int64_t n,
+                F f) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += step) {
     h[i] = narrow<T>(f(widen(gate[i])) * widen(up[i]));

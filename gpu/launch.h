@@ -14,8 +14,8 @@ namespace lmo::gpu {
 
 cudaError_t launch_rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
                            int64_t d, float eps, bool one_plus_gamma, cudaStream_t stream);
-cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta,
-                             void* y, int64_t rows, int64_t d, float eps, cudaStream_t stream);
+cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
+                             int64_t rows, int64_t d, float eps, cudaStream_t stream);
 
 cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n,
                            cudaStream_t stream);
@@ -34,13 +34,12 @@ cudaError_t launch_glu_gate(Activation act, Storage s, const void* gate, const v
                             int64_t n, cudaStream_t stream);
 
 // inv_freq: rotary_dims/2 doubles on the device; positions: tokens int64 on the device.
-cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions,
-                        const double* inv_freq, double cos_sin_factor, void* y, int64_t tokens,
-                        int64_t heads, int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
+cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+                        double cos_sin_factor, void* y, int64_t tokens, int64_t heads,
+                        int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
                         cudaStream_t stream);
-cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage,
-                              const void* cos_sin, void* y, int64_t tokens, int64_t heads,
-                              int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
-                              cudaStream_t stream);
+cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin,
+                              void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+                              int64_t rotary_dims, RopeLayout layout, cudaStream_t stream);
 
 }  // namespace lmo::gpu

@@ -16,8 +16,8 @@ cudaError_t launch_rmsnorm(Storage s, const void* x, const void* gamma, void* y,
   });
 }
 
-cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta,
-                             void* y, int64_t rows, int64_t d, float eps, cudaStream_t stream) {
+cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
+                             int64_t rows, int64_t d, float eps, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);

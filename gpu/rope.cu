@@ -4,9 +4,9 @@
 
 namespace lmo::gpu {
 
-cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions,
-                        const double* inv_freq, double cos_sin_factor, void* y, int64_t tokens,
-                        int64_t heads, int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
+cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+                        double cos_sin_factor, void* y, int64_t tokens, int64_t heads,
+                        int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
                         cudaStream_t stream) {
   if (tokens == 0) return cudaSuccess;
   const RopeShape sh{tokens, heads, head_dim, rotary_dims, layout == RopeLayout::interleaved};
@@ -18,10 +18,9 @@ cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions,
   });
 }
 
-cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage,
-                              const void* cos_sin, void* y, int64_t tokens, int64_t heads,
-                              int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
-                              cudaStream_t stream) {
+cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin,
+                              void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+                              int64_t rotary_dims, RopeLayout layout, cudaStream_t stream) {
   if (tokens == 0) return cudaSuccess;
   const RopeShape sh{tokens, heads, head_dim, rotary_dims, layout == RopeLayout::interleaved};
   return with_storage(s, [&](auto tag) {

@@ -10,7 +10,7 @@ cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int6
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
     softmax_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(static_cast<const T*>(z),
-                                                                static_cast<T*>(p), rows, n);
+                                                               static_cast<T*>(p), rows, n);
     return cudaGetLastError();
   });
 }

@@ -34,7 +34,8 @@ __global__ void __launch_bounds__(kThreads)
     const T* zr = z + r * n;
     T* pr = p + r * n;
     double m, s;
-    row_max_sum(n, [zr](int64_t j) { return widen(zr[j]); }, buf, m, s);
+    row_max_sum(
+        n, [zr](int64_t j) { return widen(zr[j]); }, buf, m, s);
     for (int64_t j = threadIdx.x; j < n; j += kThreads) {
       pr[j] = narrow<T>(exp(widen(zr[j]) - m) / s);
     }
@@ -48,7 +49,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* zr = z + r * n;
     double m, s;
-    row_max_sum(n, [zr](int64_t j) { return widen(zr[j]); }, buf, m, s);
+    row_max_sum(
+        n, [zr](int64_t j) { return widen(zr[j]); }, buf, m, s);
     if (threadIdx.x == 0) logz[r] = __double2float_rn(lse_of(m, s));
   }
 }
@@ -60,16 +62,16 @@ __device__ __forceinline__ double capped(double v, double cap) {
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_kernel(const T* __restrict__ z, const int64_t* __restrict__ target,
-                         int64_t rows, int64_t n, double lambda, double cap,
-                         float* __restrict__ loss, float* __restrict__ logz,
-                         T* __restrict__ grad) {
+    cross_entropy_kernel(const T* __restrict__ z, const int64_t* __restrict__ target, int64_t rows,
+                         int64_t n, double lambda, double cap, float* __restrict__ loss,
+                         float* __restrict__ logz, T* __restrict__ grad) {
   __shared__ double buf[kThreads];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* zr = z + r * n;
     const int64_t t = target[r];
     double m, s;
-    row_max_sum(n, [zr, cap](int64_t j) { return capped(widen(zr[j]), cap); }, buf, m, s);
+    row_max_sum(
+        n, [zr, cap](int64_t j) { return capped(widen(zr[j]), cap); }, buf, m, s);
     const double lse = lse_of(m, s);
     if (threadIdx.x == 0) {
       const double ce = -capped(widen(zr[t]), cap) + lse;

@@ -27,8 +27,8 @@ constexpr Activation kAll[] = {Activation::relu, Activation::gelu, Activation::g
                                Activation::silu};
 
 const char* op_name(Activation a) {
-  return a == Activation::relu ? "relu"
-         : a == Activation::gelu ? "gelu"
+  return a == Activation::relu        ? "relu"
+         : a == Activation::gelu      ? "gelu"
          : a == Activation::gelu_tanh ? "gelu_tanh"
                                       : "silu";
 }

@@ -68,9 +68,8 @@ void check(Kind k, const Case& c, uint64_t seed) {
     const std::vector<double> naive =
         as_doubles(reference_rows<ref::Sim<ref::Format::f32>>(k, x, g, b, c.rows, c.d, c.eps));
     oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
-    const std::string where =
-        std::string(fast::storage_name(s)) + " rows=" + std::to_string(c.rows) +
-        " d=" + std::to_string(c.d);
+    const std::string where = std::string(fast::storage_name(s)) +
+                              " rows=" + std::to_string(c.rows) + " d=" + std::to_string(c.d);
     run(k, s, x, g, b, c, y);
     expect_judged(op_name(k), "", exact, y, naive, "gpu " + where);
     expect_deterministic(
@@ -124,8 +123,8 @@ TEST(GpuNorms, ExtremeMagnitudes) {
     const ref::Tensor b = fast_normal(21, "beta", s, {c.d}, 0.0, 0.1);
     for (Kind k : {Kind::rms, Kind::layer}) {
       const std::vector<mp> exact = reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-      const std::vector<double> naive = as_doubles(
-          reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
+      const std::vector<double> naive =
+          as_doubles(reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
       oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
       run(k, s, x, g, b, c, y);
       expect_judged(op_name(k), "", exact, y, naive, "gpu 2^" + std::to_string(shift));

@@ -59,8 +59,7 @@ void check_softmax(Storage s, const ref::Tensor& z, int64_t rows, int64_t n) {
     return b;
   };
   run();
-  const std::string where = "gpu " + std::string(fast::storage_name(s)) + " n=" +
-                            std::to_string(n);
+  const std::string where = "gpu " + std::string(fast::storage_name(s)) + " n=" + std::to_string(n);
   expect_judged("softmax", "", ex_p, p, as_doubles(nv_p), where);
   expect_judged("logsumexp", "", ex_l, l, as_doubles(nv_l), where);
   expect_deterministic(run, "softmax " + where);
@@ -99,16 +98,15 @@ void check_ce(Storage s, const ref::Tensor& z, int64_t rows, int64_t n, float la
     logz.arm();
     grad.arm();
     cross_entropy(gpu_storage(s), z.bytes().data(), target.data(), rows, n, lambda, cap,
-                  static_cast<float*>(loss.data()), static_cast<float*>(logz.data()),
-                  grad.data());
+                  static_cast<float*>(loss.data()), static_cast<float*>(logz.data()), grad.data());
     std::vector<uint8_t> b = bytes_of(grad), c = bytes_of(loss), d = bytes_of(logz);
     b.insert(b.end(), c.begin(), c.end());
     b.insert(b.end(), d.begin(), d.end());
     return b;
   };
   run();
-  const std::string where = "gpu " + std::string(fast::storage_name(s)) + " n=" +
-                            std::to_string(n) + " λ=" + std::to_string(lambda) +
+  const std::string where = "gpu " + std::string(fast::storage_name(s)) +
+                            " n=" + std::to_string(n) + " λ=" + std::to_string(lambda) +
                             " cap=" + std::to_string(cap);
   expect_judged("cross_entropy", "loss", ex_loss, loss, as_doubles(nv_loss), where);
   expect_judged("cross_entropy", "logz", ex_logz, logz, as_doubles(nv_logz), where);

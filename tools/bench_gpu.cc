@@ -27,11 +27,18 @@ nlohmann::json gpu_bench_rows(const std::vector<fast::Storage>& formats, int64_t
     for (const std::string& op : gpu::bench_ops()) {
       if (!std::regex_search(op, filter)) continue;
       const gpu::BenchRow m = gpu::bench(op, gs, size, repetitions);
-      rows.push_back({{"op", m.op}, {"backend", "gpu"}, {"format", fast::storage_name(s)},
-                      {"size", m.elements}, {"shape", m.shape}, {"bytes", m.bytes},
-                      {"device", dev.name}, {"repetitions", m.repetitions},
-                      {"seconds", m.seconds}, {"bytes_per_s", m.bytes_per_s},
-                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
+      rows.push_back({{"op", m.op},
+                      {"backend", "gpu"},
+                      {"format", fast::storage_name(s)},
+                      {"size", m.elements},
+                      {"shape", m.shape},
+                      {"bytes", m.bytes},
+                      {"device", dev.name},
+                      {"repetitions", m.repetitions},
+                      {"seconds", m.seconds},
+                      {"bytes_per_s", m.bytes_per_s},
+                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s},
+                      {"ratio", m.ratio}});
     }
   }
   return rows;
