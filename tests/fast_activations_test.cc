@@ -15,6 +15,7 @@
 #include "oracle/ops/activations.h"
 #include "reference/activations.h"
 #include "reference/softmax.h"
+#include "tests/support/elementwise_inputs.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::fast {
@@ -49,19 +50,9 @@ ref::Activation ref_kind(Activation a) {
                                       : ref::Activation::kSiLU;
 }
 
-// 4 × 4096 normal values (σ = 3), then a sweep of [-40, 40] in steps of 1/64 rounded to the
-// storage, then every special value; n is deliberately not a multiple of any vector width.
+// The shared elementwise inputs: normal values, a wide sweep, every special value.
 ref::Tensor inputs(uint64_t seed, const char* name, Storage s) {
-  const ref::Tensor base = fast_normal(seed, name, s, {4 * 4096}, 0.0, 3.0);
-  const int64_t sweep = 80 * 64 + 1;
-  const int64_t specials = static_cast<int64_t>(std::size(oracle::kAllSpecials));
-  ref::Tensor t(dtype_of(s), {base.numel() + sweep + specials});
-  for (int64_t i = 0; i < base.numel(); ++i) t.set_bits(i, base.bits(i));
-  for (int64_t j = 0; j < sweep; ++j) t.set(base.numel() + j, -40.0 + static_cast<double>(j) / 64);
-  for (int64_t k = 0; k < specials; ++k) {
-    t.set_bits(base.numel() + sweep + k, oracle::special_bits(format_of(s), oracle::kAllSpecials[k]));
-  }
-  return t;
+  return elementwise_inputs(seed, name, s);
 }
 
 TEST(FastActivations, EveryActivationStorageAndTarget) {
