@@ -87,8 +87,8 @@ class GpuBackend : public Backend {
     return "";
   }
   void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) override {
-    gpu_adapters().find(ctx.c.op)->second(ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage),
-                                          ctx.in, outputs);
+    gpu_adapters().find(ctx.c.op)->second(
+        ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage), ctx.in, outputs);
   }
 
  private:
