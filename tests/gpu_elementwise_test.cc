@@ -26,24 +26,9 @@ using ref::mp;
 constexpr Activation kAll[] = {Activation::relu, Activation::gelu, Activation::gelu_tanh,
                                Activation::silu};
 
-const char* op_name(Activation a) {
-  return a == Activation::relu        ? "relu"
-         : a == Activation::gelu      ? "gelu"
-         : a == Activation::gelu_tanh ? "gelu_tanh"
-                                      : "silu";
-}
-const char* gate_name(Activation a) {
-  return a == Activation::relu        ? "reglu_gate"
-         : a == Activation::silu      ? "swiglu_gate"
-         : a == Activation::gelu_tanh ? "geglu_tanh_gate"
-                                      : "geglu_gate";
-}
-ref::Activation ref_kind(Activation a) {
-  return a == Activation::relu        ? ref::Activation::kReLU
-         : a == Activation::gelu      ? ref::Activation::kGELU
-         : a == Activation::gelu_tanh ? ref::Activation::kGELUTanh
-                                      : ref::Activation::kSiLU;
-}
+const char* op_name(Activation a) { return activation_op_name(a); }
+const char* gate_name(Activation a) { return gate_op_name(a); }
+ref::Activation ref_kind(Activation a) { return ref_activation(a); }
 
 TEST(GpuActivations, EveryActivationAndStorage) {
   LMO_REQUIRE_GPU();

@@ -1,11 +1,15 @@
-// The elementwise kernels' test inputs: 4 × 4096 normal values (σ = 3), a sweep of [−40, 40] in
-// steps of 1/64 rounded to the storage (down to the underflow of GELU's tail), then every special
-// value (±0, ±inf, NaN, subnormals, ±max); the length is not a multiple of any vector or block.
+// The elementwise kernels' tests' shared pieces (fast and GPU kernels alike): the inputs, 4 × 4096
+// normal values (σ = 3), a sweep of [−40, 40] in steps of 1/64 rounded to the storage (down to
+// the underflow of GELU's tail), then every special value (±0, ±inf, NaN, subnormals, ±max), the
+// length not a multiple of any vector or block; and, for an activation enum A with enumerators
+// relu, gelu, gelu_tanh and silu (fast::Activation, gpu::Activation), its policy table names and
+// the reference's activation.
 #pragma once
 
 #include <iterator>
 
 #include "oracle/specials.h"
+#include "reference/activations.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::testdata {
@@ -22,6 +26,25 @@ inline ref::Tensor elementwise_inputs(uint64_t seed, const char* name, fast::Sto
                oracle::special_bits(format_of(s), oracle::kAllSpecials[k]));
   }
   return t;
+}
+
+template <class A>
+const char* activation_op_name(A a) {
+  return a == A::relu ? "relu" : a == A::gelu ? "gelu" : a == A::gelu_tanh ? "gelu_tanh" : "silu";
+}
+template <class A>
+const char* gate_op_name(A a) {
+  return a == A::relu        ? "reglu_gate"
+         : a == A::silu      ? "swiglu_gate"
+         : a == A::gelu_tanh ? "geglu_tanh_gate"
+                             : "geglu_gate";
+}
+template <class A>
+ref::Activation ref_activation(A a) {
+  return a == A::relu        ? ref::Activation::kReLU
+         : a == A::gelu      ? ref::Activation::kGELU
+         : a == A::gelu_tanh ? ref::Activation::kGELUTanh
+                             : ref::Activation::kSiLU;
 }
 
 }  // namespace lmo::testdata
