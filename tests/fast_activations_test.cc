@@ -24,31 +24,9 @@ namespace {
 using namespace lmo::testdata;
 using ref::mp;
 
-const char* op_name(Activation a) {
-  switch (a) {
-    case Activation::relu:
-      return "relu";
-    case Activation::gelu:
-      return "gelu";
-    case Activation::gelu_tanh:
-      return "gelu_tanh";
-    case Activation::silu:
-      return "silu";
-  }
-  return "?";
-}
-const char* gate_name(Activation a) {
-  return a == Activation::relu        ? "reglu_gate"
-         : a == Activation::silu      ? "swiglu_gate"
-         : a == Activation::gelu_tanh ? "geglu_tanh_gate"
-                                      : "geglu_gate";
-}
-ref::Activation ref_kind(Activation a) {
-  return a == Activation::relu        ? ref::Activation::kReLU
-         : a == Activation::gelu      ? ref::Activation::kGELU
-         : a == Activation::gelu_tanh ? ref::Activation::kGELUTanh
-                                      : ref::Activation::kSiLU;
-}
+const char* op_name(Activation a) { return activation_op_name(a); }
+const char* gate_name(Activation a) { return gate_op_name(a); }
+ref::Activation ref_kind(Activation a) { return ref_activation(a); }
 
 // The shared elementwise inputs: normal values, a wide sweep, every special value.
 ref::Tensor inputs(uint64_t seed, const char* name, Storage s) {
