@@ -21,35 +21,27 @@ using namespace lmo::testdata;
 using fast::Storage;
 using ref::mp;
 
-using Kind = NormKind;
-using Case = NormCase;
-
-template <class T>
-std::vector<T> reference_rows(Kind k, const ref::Tensor& x, const ref::Tensor& g,
-                              const ref::Tensor& b, int64_t rows, int64_t d, float eps) {
-  return norm_reference_rows<T>(k, x, g, b, rows, d, eps);
-}
-
-void run(Kind k, Storage s, const ref::Tensor& x, const ref::Tensor& g, const ref::Tensor& b,
-         const Case& c, oracle::GuardedBuffer& y) {
+void run(NormKind k, Storage s, const ref::Tensor& x, const ref::Tensor& g, const ref::Tensor& b,
+         const NormCase& c, oracle::GuardedBuffer& y) {
   y.arm();
-  if (k == Kind::layer) {
+  if (k == NormKind::layer) {
     layernorm(gpu_storage(s), x.bytes().data(), g.bytes().data(), b.bytes().data(), y.data(),
               c.rows, c.d, c.eps);
   } else {
     rmsnorm(gpu_storage(s), x.bytes().data(), g.bytes().data(), y.data(), c.rows, c.d, c.eps,
-            k == Kind::gemma);
+            k == NormKind::gemma);
   }
 }
 
-void check(Kind k, const Case& c, uint64_t seed) {
+void check(NormKind k, const NormCase& c, uint64_t seed) {
   for (Storage s : fast::kAllStorages) {
     const ref::Tensor x = fast_normal(seed, "x", s, {c.rows, c.d}, c.mean, c.stddev);
-    const ref::Tensor g = fast_normal(seed, "gamma", s, {c.d}, k == Kind::gemma ? 0.0 : 1.0, 0.1);
+    const ref::Tensor g =
+        fast_normal(seed, "gamma", s, {c.d}, k == NormKind::gemma ? 0.0 : 1.0, 0.1);
     const ref::Tensor b = fast_normal(seed, "beta", s, {c.d}, 0.0, 0.1);
-    const std::vector<mp> exact = reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
+    const std::vector<mp> exact = norm_reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
     const std::vector<double> naive =
-        as_doubles(reference_rows<ref::Sim<ref::Format::f32>>(k, x, g, b, c.rows, c.d, c.eps));
+        as_doubles(norm_reference_rows<ref::Sim<ref::Format::f32>>(k, x, g, b, c.rows, c.d, c.eps));
     oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
     const std::string where = std::string(fast::storage_name(s)) +
                               " rows=" + std::to_string(c.rows) + " d=" + std::to_string(c.d);
@@ -66,30 +58,30 @@ void check(Kind k, const Case& c, uint64_t seed) {
 
 TEST(GpuNorms, RmsNormRealisticRows) {
   LMO_REQUIRE_GPU();
-  check(Kind::rms, {4, 4096, 0.0, 1.0, 1e-5f}, 11);
+  check(NormKind::rms, {4, 4096, 0.0, 1.0, 1e-5f}, 11);
 }
 TEST(GpuNorms, RmsNormGemmaRealisticRows) {
   LMO_REQUIRE_GPU();
-  check(Kind::gemma, {4, 4096, 0.0, 1.0, 1e-6f}, 12);
+  check(NormKind::gemma, {4, 4096, 0.0, 1.0, 1e-6f}, 12);
 }
 TEST(GpuNorms, LayerNormRealisticRows) {
   LMO_REQUIRE_GPU();
-  check(Kind::layer, {4, 4096, 0.0, 1.0, 1e-5f}, 13);
+  check(NormKind::layer, {4, 4096, 0.0, 1.0, 1e-5f}, 13);
 }
 // |μ| ≫ σ: the two-pass variance must not cancel.
 TEST(GpuNorms, LayerNormLargeMean) {
   LMO_REQUIRE_GPU();
-  check(Kind::layer, {3, 1000, 30.0, 0.5, 1e-5f}, 14);
+  check(NormKind::layer, {3, 1000, 30.0, 0.5, 1e-5f}, 14);
 }
 // Widths below, at and not a multiple of the block's 256 threads (idle threads in the tree),
 // and a wide row (8 elements per thread).
 TEST(GpuNorms, WidthsAroundTheBlockSize) {
   LMO_REQUIRE_GPU();
-  check(Kind::rms, {5, 13, 0.0, 1.0, 1e-5f}, 15);
-  check(Kind::layer, {5, 1, 0.0, 1.0, 1e-5f}, 16);
-  check(Kind::gemma, {2, 257, 0.0, 1.0, 0.0f}, 17);
-  check(Kind::rms, {3, 256, 0.0, 1.0, 1e-5f}, 18);
-  check(Kind::layer, {2, 2048 + 7, 0.0, 2.0, 1e-5f}, 19);
+  check(NormKind::rms, {5, 13, 0.0, 1.0, 1e-5f}, 15);
+  check(NormKind::layer, {5, 1, 0.0, 1.0, 1e-5f}, 16);
+  check(NormKind::gemma, {2, 257, 0.0, 1.0, 0.0f}, 17);
+  check(NormKind::rms, {3, 256, 0.0, 1.0, 1e-5f}, 18);
+  check(NormKind::layer, {2, 2048 + 7, 0.0, 2.0, 1e-5f}, 19);
 }
 
 // Magnitudes whose squares overflow (or vanish in) f32: with ε = 0 both norms are
@@ -97,17 +89,17 @@ TEST(GpuNorms, WidthsAroundTheBlockSize) {
 TEST(GpuNorms, ExtremeMagnitudes) {
   LMO_REQUIRE_GPU();
   for (int shift : {100, -100}) {
-    const Case c{2, 64, 0.0, 1.0, 0.0f};
+    const NormCase c{2, 64, 0.0, 1.0, 0.0f};
     const Storage s = Storage::f32;
     const ref::Tensor base = fast_normal(21, "x", s, {c.rows, c.d});
     ref::Tensor x = base;
     for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::ldexp(x.get(i), shift));
     const ref::Tensor g = fast_normal(21, "gamma", s, {c.d}, 1.0, 0.1);
     const ref::Tensor b = fast_normal(21, "beta", s, {c.d}, 0.0, 0.1);
-    for (Kind k : {Kind::rms, Kind::layer}) {
-      const std::vector<mp> exact = reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-      const std::vector<double> naive =
-          as_doubles(reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
+    for (NormKind k : {NormKind::rms, NormKind::layer}) {
+      const std::vector<mp> exact = norm_reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
+      const std::vector<double> naive = as_doubles(
+          norm_reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
       oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
       run(k, s, x, g, b, c, y);
       expect_judged(op_name(k), "", exact, y, naive, "gpu 2^" + std::to_string(shift));
