@@ -278,18 +278,9 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
   detail::check_ptr(fn, "target", target, rows > 0);
   detail::check_ptr(fn, "loss", loss, rows > 0);
   detail::check_ptr(fn, "logz", logz, rows > 0);
-  if (!std::isfinite(lambda)) {
-    throw std::invalid_argument(std::string(fn) + ": lambda is " + std::to_string(lambda) +
-                                ", expected a finite value");
-  }
+  detail::check_lambda(fn, lambda);
   if (cap != 0.0f) detail::check_cap(fn, cap);
-  for (int64_t r = 0; r < rows; ++r) {
-    if (target[r] < 0 || target[r] >= vocab) {
-      throw std::invalid_argument(std::string(fn) + ": target[" + std::to_string(r) + "] is " +
-                                  std::to_string(target[r]) + ", expected 0 <= target < " +
-                                  std::to_string(vocab) + " (vocab)");
-    }
-  }
+  detail::check_targets(fn, target, rows, vocab);
   HWY_DYNAMIC_DISPATCH(CrossEntropy)(s, z, target, rows, vocab, lambda, cap, loss, logz, grad);
 }
 }  // namespace lmo::fast

@@ -62,4 +62,23 @@ inline void check_positions(const char* fn, const int64_t* positions, int64_t n)
   }
 }
 
+// A z-loss weight: finite.
+inline void check_lambda(const char* fn, float lambda) {
+  if (!std::isfinite(lambda)) {
+    throw std::invalid_argument(std::string(fn) + ": lambda is " + std::to_string(lambda) +
+                                ", expected a finite value");
+  }
+}
+
+// Every target[r], r < rows, in [0, vocab).
+inline void check_targets(const char* fn, const int64_t* target, int64_t rows, int64_t vocab) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (target[r] < 0 || target[r] >= vocab) {
+      throw std::invalid_argument(std::string(fn) + ": target[" + std::to_string(r) + "] is " +
+                                  std::to_string(target[r]) + ", expected 0 <= target < " +
+                                  std::to_string(vocab) + " (vocab)");
+    }
+  }
+}
+
 }  // namespace lmo::fast::detail

@@ -45,6 +45,9 @@ std::vector<std::unique_ptr<Backend>> available_backends() {
   std::vector<std::unique_ptr<Backend>> out;
   add_reference_backends(out);
   add_fast_backends(out);
+#ifdef LMO_HAVE_CUDA
+  add_gpu_backends(out);
+#endif
   return out;
 }
 

@@ -17,96 +17,33 @@
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "oracle/backend.h"
+#include "oracle/backend_adapters.h"
+#include "oracle/backend_fast_adapters.h"
 #include "oracle/backend_fast_attention.h"
 #include "oracle/backend_fast_rope.h"
-#include "oracle/backend_fast_adapters.h"
 #include "oracle/backend_registry.h"
-#include "oracle/ops/activations.h"
-#include "oracle/ops/norms.h"
-#include "oracle/ops/softmax.h"
 
 namespace lmo::oracle {
 
-void fast_adapters::store_floats(const std::vector<float>& v, GuardedBuffer& b) {
-  ref::Tensor t(b.dtype(), b.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
-  std::copy(t.bytes().begin(), t.bytes().end(), static_cast<uint8_t*>(b.data()));
-}
-
 namespace {
 
-using fast_adapters::Adapter;
-using fast_adapters::as;
-using fast_adapters::ptr;
-using fast_adapters::store_floats;
-
-fast::Activation fast_act(ref::Activation a) {
-  switch (a) {
-    case ref::Activation::kReLU:
-      return fast::Activation::relu;
-    case ref::Activation::kGELU:
-      return fast::Activation::gelu;
-    case ref::Activation::kGELUTanh:
-      return fast::Activation::gelu_tanh;
-    case ref::Activation::kSiLU:
-      return fast::Activation::silu;
-  }
-  throw std::logic_error("fast backend: unknown activation");
-}
-
-void run_norm(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out) {
-  const NormParams& p = as<NormOp>(op).params();
-  const auto eps = static_cast<float>(p.eps);
-  if (p.kind == NormKind::kLayer) {
-    fast::layernorm(s, ptr(in, "x"), ptr(in, "gamma"), ptr(in, "beta"), out[0].data(), p.rows, p.d,
-                    eps);
-  } else {
-    fast::rmsnorm(s, ptr(in, "x"), ptr(in, "gamma"), out[0].data(), p.rows, p.d, eps,
-                  p.kind == NormKind::kRmsGemma);
-  }
-}
-
-void run_elementwise(const Op& op, fast::Storage s, const InputSet& in,
-                     std::vector<GuardedBuffer>& out) {
-  const ElementwiseParams& p = as<ElementwiseOp>(op).params();
-  switch (p.kind) {
-    case ElementwiseKind::kActivation:
-      fast::activation(fast_act(p.act), s, ptr(in, "x"), out[0].data(), p.n);
-      return;
-    case ElementwiseKind::kGluGate:
-      fast::glu_gate(fast_act(p.act), s, ptr(in, "a"), ptr(in, "b"), out[0].data(), p.n);
-      return;
-    case ElementwiseKind::kSoftcap:
-      fast::softcap(s, ptr(in, "z"), out[0].data(), p.n, static_cast<float>(p.cap));
-      return;
-  }
-}
-
-void run_softmax(const Op& op, fast::Storage s, const InputSet& in,
-                 std::vector<GuardedBuffer>& out) {
-  const SoftmaxParams& p = as<SoftmaxOp>(op).params();
-  switch (p.kind) {
-    case SoftmaxKind::kSoftmax:
-    case SoftmaxKind::kOnline:  // the fast softmax is the kernel for both: the same function
-      fast::softmax(s, ptr(in, "z"), out[0].data(), p.rows, p.n);
-      return;
-    case SoftmaxKind::kLogsumexp: {
-      std::vector<float> lse(static_cast<size_t>(p.rows));
-      fast::logsumexp(s, ptr(in, "z"), lse.data(), p.rows, p.n);
-      store_floats(lse, out[0]);
-      return;
-    }
-    case SoftmaxKind::kCrossEntropy: {
-      std::vector<float> loss(static_cast<size_t>(p.rows)), logz(loss.size());
-      const auto* target = reinterpret_cast<const int64_t*>(ptr(in, "target"));
-      fast::cross_entropy(s, ptr(in, "z"), target, p.rows, p.n, static_cast<float>(p.lambda),
-                          static_cast<float>(p.cap), loss.data(), logz.data(), out[2].data());
-      store_floats(loss, out[0]);
-      store_floats(logz, out[1]);
-      return;
-    }
-  }
-}
+// fast/ as the kernel library of the shared adapters (oracle/backend_adapters.h).
+struct FastKernels {
+  using Storage = fast::Storage;
+  using Activation = fast::Activation;
+  static constexpr auto* rmsnorm = &fast::rmsnorm;
+  static constexpr auto* layernorm = &fast::layernorm;
+  static constexpr auto* activation = &fast::activation;
+  static constexpr auto* glu_gate = &fast::glu_gate;
+  static constexpr auto* softcap = &fast::softcap;
+  static constexpr auto* softmax = &fast::softmax;
+  static constexpr auto* logsumexp = &fast::logsumexp;
+  static constexpr auto* cross_entropy = &fast::cross_entropy;
+};
+using Adapter = fast_adapters::Adapter;  // = op_adapters::Adapter<FastKernels>
+constexpr auto* run_norm = &op_adapters::run_norm<FastKernels>;
+constexpr auto* run_elementwise = &op_adapters::run_elementwise<FastKernels>;
+constexpr auto* run_softmax = &op_adapters::run_softmax<FastKernels>;
 
 const std::map<std::string, Adapter, std::less<>>& adapters() {
   static const std::map<std::string, Adapter, std::less<>> m = {

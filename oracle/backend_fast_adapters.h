@@ -4,13 +4,12 @@
 #pragma once
 
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <typeinfo>
 #include <vector>
 
 #include "fast/storage.h"
+#include "oracle/backend_adapters.h"
 #include "oracle/guarded_buffer.h"
 #include "oracle/op.h"
 
@@ -19,22 +18,17 @@ namespace lmo::oracle::fast_adapters {
 using Adapter =
     std::function<void(const Op&, fast::Storage, const InputSet&, std::vector<GuardedBuffer>&)>;
 
-// The bytes of an input tensor.
+// The shared adapters' helpers (oracle/backend_adapters.h), under the names the fast families
+// use: the bytes of an input tensor, the op as its concrete class, and f32 results stored in the
+// output's format with round-to-nearest-even.
 inline const void* ptr(const InputSet& in, std::string_view name) {
-  return in.at(name).bytes().data();
+  return op_adapters::input_ptr(in, name);
 }
-
-// The op as its concrete class (the map sends each op name to the adapter of its class).
 template <class T>
 const T& as(const Op& op) {
-  const T* p = dynamic_cast<const T*>(&op);
-  if (!p) throw std::logic_error("fast backend: the op is not a " + std::string(typeid(T).name()));
-  return *p;
+  return op_adapters::op_as<T>(op);
 }
-
-// f32 results of the fast API stored into an output of the storage format, rounded to
-// nearest-even: what a kernel writing that format would store.
-void store_floats(const std::vector<float>& v, GuardedBuffer& b);
+using op_adapters::store_floats;
 
 // MoE (backend_fast_moe.cc): moe_router, load_balance_loss and aux_free_update.
 void run_moe_router(const Op& op, fast::Storage s, const InputSet& in,

@@ -104,7 +104,6 @@ TEST(BenchCli, BadOptionsAreExit2NamingTheOption) {
     const char* names;
   };
   for (const Bad& b : {Bad{"bench --backend nope", "--backend"},
-                       Bad{"bench --backend gpu", "tools/gpu-check"},
                        Bad{"bench --format e4m3", "--format"},
                        Bad{"bench --threads 0", "--threads"},
                        Bad{"bench --size 1000000000000", "--size"},
@@ -114,6 +113,20 @@ TEST(BenchCli, BadOptionsAreExit2NamingTheOption) {
     EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, b.names)) << b.args << "\n" << r.out;
   }
+}
+
+// Without a device (or without CUDA) the gpu rows are refused, not measured; with one they are
+// tools/gpu-check's business.
+TEST(BenchCli, GpuWithoutADeviceIsExit2) {
+  const auto list = run_cli("list --json");
+  ASSERT_EQ(list.code, 0) << list.out;
+  if (nlohmann::json::parse(list.out)["cuda"]["device"].get<bool>()) {
+    GTEST_SKIP() << "a CUDA device is present: tools/gpu-check runs the GPU benchmarks";
+  }
+  const auto r = run_cli("bench --backend gpu --quick");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--backend")) << r.out;
+  EXPECT_TRUE(contains(r.out, "tools/gpu-check")) << r.out;
 }
 
 }  // namespace

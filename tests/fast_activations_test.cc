@@ -15,6 +15,7 @@
 #include "oracle/ops/activations.h"
 #include "reference/activations.h"
 #include "reference/softmax.h"
+#include "tests/support/elementwise_inputs.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::fast {
@@ -23,45 +24,13 @@ namespace {
 using namespace lmo::testdata;
 using ref::mp;
 
-const char* op_name(Activation a) {
-  switch (a) {
-    case Activation::relu:
-      return "relu";
-    case Activation::gelu:
-      return "gelu";
-    case Activation::gelu_tanh:
-      return "gelu_tanh";
-    case Activation::silu:
-      return "silu";
-  }
-  return "?";
-}
-const char* gate_name(Activation a) {
-  return a == Activation::relu        ? "reglu_gate"
-         : a == Activation::silu      ? "swiglu_gate"
-         : a == Activation::gelu_tanh ? "geglu_tanh_gate"
-                                      : "geglu_gate";
-}
-ref::Activation ref_kind(Activation a) {
-  return a == Activation::relu        ? ref::Activation::kReLU
-         : a == Activation::gelu      ? ref::Activation::kGELU
-         : a == Activation::gelu_tanh ? ref::Activation::kGELUTanh
-                                      : ref::Activation::kSiLU;
-}
+const char* op_name(Activation a) { return activation_op_name(a); }
+const char* gate_name(Activation a) { return gate_op_name(a); }
+ref::Activation ref_kind(Activation a) { return ref_activation(a); }
 
-// 4 × 4096 normal values (σ = 3), then a sweep of [-40, 40] in steps of 1/64 rounded to the
-// storage, then every special value; n is deliberately not a multiple of any vector width.
+// The shared elementwise inputs: normal values, a wide sweep, every special value.
 ref::Tensor inputs(uint64_t seed, const char* name, Storage s) {
-  const ref::Tensor base = fast_normal(seed, name, s, {4 * 4096}, 0.0, 3.0);
-  const int64_t sweep = 80 * 64 + 1;
-  const int64_t specials = static_cast<int64_t>(std::size(oracle::kAllSpecials));
-  ref::Tensor t(dtype_of(s), {base.numel() + sweep + specials});
-  for (int64_t i = 0; i < base.numel(); ++i) t.set_bits(i, base.bits(i));
-  for (int64_t j = 0; j < sweep; ++j) t.set(base.numel() + j, -40.0 + static_cast<double>(j) / 64);
-  for (int64_t k = 0; k < specials; ++k) {
-    t.set_bits(base.numel() + sweep + k, oracle::special_bits(format_of(s), oracle::kAllSpecials[k]));
-  }
-  return t;
+  return elementwise_inputs(seed, name, s);
 }
 
 TEST(FastActivations, EveryActivationStorageAndTarget) {

@@ -11,6 +11,7 @@
 #include "fast/norms.h"
 #include "reference/norms.h"
 #include "tests/support/fast_cases.h"
+#include "tests/support/norm_rows.h"
 
 namespace lmo::fast {
 namespace {
@@ -18,32 +19,13 @@ namespace {
 using namespace lmo::testdata;
 using ref::mp;
 
-enum class Kind { rms, gemma, layer };
-const char* op_name(Kind k) {
-  return k == Kind::rms ? "rmsnorm" : k == Kind::gemma ? "rmsnorm_gemma" : "layernorm";
-}
+using Kind = NormKind;
+using Case = NormCase;
 
-struct Case {
-  int64_t rows, d;
-  double mean, stddev;  // of x
-  float eps;
-};
-
-// The reference on T over every row.
 template <class T>
 std::vector<T> reference_rows(Kind k, const ref::Tensor& x, const ref::Tensor& g,
                               const ref::Tensor& b, int64_t rows, int64_t d, float eps) {
-  const std::vector<T> xs = values_as<T>(x), gs = values_as<T>(g), bs = values_as<T>(b);
-  const T e = ref::from_mp<T>(mp(static_cast<double>(eps)));
-  std::vector<T> out;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const T> row(xs.data() + r * d, static_cast<size_t>(d));
-    std::vector<T> y = k == Kind::rms     ? ref::rmsnorm<T>(row, gs, e)
-                       : k == Kind::gemma ? ref::rmsnorm_gemma<T>(row, gs, e)
-                                          : ref::layernorm<T>(row, gs, bs, e);
-    out.insert(out.end(), y.begin(), y.end());
-  }
-  return out;
+  return norm_reference_rows<T>(k, x, g, b, rows, d, eps);
 }
 
 void run(Kind k, Storage s, const ref::Tensor& x, const ref::Tensor& g, const ref::Tensor& b,

@@ -12,6 +12,7 @@
 
 #include "attention_workloads.h"
 #include "bandwidth.h"
+#include "bench_gpu.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
@@ -40,9 +41,6 @@ std::optional<lmo::fast::SimdTarget> parse_backend(const std::string& name) {
   if (name == "fast") return std::nullopt;
   throw InputError("command line", "--backend",
                    "expected one of " + names +
-                       (name == "gpu" ? " (GPU benchmarks run on a machine with a device: "
-                                        "tools/gpu-check)"
-                                      : "") +
                        ", got \"" + name + "\"");
 }
 
@@ -66,6 +64,19 @@ std::string gbs(double bytes_per_s) {
   return b;
 }
 
+void print_header() {
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape", "GB/s",
+              "memcpy GB/s", "ratio");
+}
+
+// One row of the table (JSON rows of the fast and gpu backends alike).
+void print_row(const nlohmann::json& r) {
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", r["op"].get<std::string>().c_str(),
+              r["backend"].get<std::string>().c_str(), r["format"].get<std::string>().c_str(),
+              r["shape"].get<std::string>().c_str(), gbs(r["bytes_per_s"].get<double>()).c_str(),
+              gbs(r["memcpy_bytes_per_s"].get<double>()).c_str(), r["ratio"].get<double>());
+}
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
@@ -73,10 +84,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
       "bench", "Memory-bound kernels' bandwidth as a ratio to memcpy of the same traffic; attention's "
       "GFLOP/s as a ratio to OpenBLAS sgemm");
   b->add_option("--backend", a.backend,
-                "fast (the dispatched SIMD target) or fast-<target> (see `lmoracle list`)");
+                "fast (the dispatched SIMD target), fast-<target> (see `lmoracle list`) or gpu "
+                "(the CUDA kernels; needs a device)");
   b->add_option("--format", a.formats, "Storage formats (repeatable; default f32 and bf16)");
   b->add_option("--filter", a.filter, "Regular expression searched in op names");
-  b->add_option("--threads", a.threads, "Threads of the fast kernels (default 1)");
+  b->add_option("--threads", a.threads, "Threads of the fast kernels (default 1; not for gpu)");
   b->add_option("--size", a.size, "Elements of each kernel's main input (default 2^25)");
   b->add_option("--repetitions", a.repetitions, "Timed calls of each (median; default 5)");
   b->add_flag("--quick", a.quick, "2^20 elements, 2 repetitions: a smoke run, not a measurement");
@@ -85,7 +97,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
 }
 
 int run_bench(const BenchArgs& a) {
-  const std::optional<lmo::fast::SimdTarget> forced = parse_backend(a.backend);
+  const bool gpu = a.backend == "gpu";
+  const std::optional<lmo::fast::SimdTarget> forced =
+      gpu ? std::nullopt : parse_backend(a.backend);
   const std::vector<lmo::fast::Storage> formats = parse_formats(a.formats);
   if (a.threads < 1 || a.threads > 1024) {
     throw InputError("command line", "--threads", "expected 1 … 1024, got " + std::to_string(a.threads));
@@ -106,6 +120,21 @@ int run_bench(const BenchArgs& a) {
   } catch (const std::regex_error& e) {
     throw InputError("command line", "--filter",
                      "expected a regular expression, got \"" + a.filter + "\" (" + e.what() + ")");
+  }
+  if (gpu) {
+    const nlohmann::json rows = lmo::tools::gpu_bench_rows(formats, size, reps, filter);
+    if (a.json) {
+      std::cout << nlohmann::json{{"rows", rows}, {"not_measured", nlohmann::json::array()}}.dump(2)
+                << "\n";
+      return 0;
+    }
+    print_header();
+    for (const nlohmann::json& r : rows) print_row(r);
+    std::printf("bytes: each input read once and each output written once; ratio: over a "
+                "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing), "
+                "median of %d\n",
+                reps);
+    return 0;
   }
   std::unique_ptr<lmo::fast::ScopedTarget> scope;
   if (forced) scope = std::make_unique<lmo::fast::ScopedTarget>(*forced);
@@ -130,13 +159,10 @@ int run_bench(const BenchArgs& a) {
                       {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
       if (!a.json) {
         if (!memory_header) {
-          std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format",
-                      "shape", "GB/s", "memcpy GB/s", "ratio");
+          print_header();
           memory_header = true;
         }
-        std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", w.op.c_str(), backend.c_str(),
-                    format.c_str(), w.shape.c_str(), gbs(m.bytes_per_s).c_str(),
-                    gbs(m.memcpy_bytes_per_s).c_str(), m.ratio);
+        print_row(rows.back());
       }
     }
   }

@@ -1,0 +1,327 @@
+// gpu/api.h on top of the launchers (gpu/launch.h): validate the arguments exactly as fast/
+// does (fast/validate.h, before any CUDA call), copy the inputs to the device, launch, wait, copy
+// the outputs back. Every CUDA call's result is checked; a failure throws std::runtime_error
+// naming the function, the CUDA call and the error.
+#include "gpu/api.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fast/validate.h"
+#include "gpu/launch.h"
+
+namespace lmo::gpu {
+namespace {
+
+using fast::detail::check_cap;
+using fast::detail::check_count;
+using fast::detail::check_eps;
+using fast::detail::check_lambda;
+using fast::detail::check_ptr;
+using fast::detail::check_targets;
+
+size_t storage_bytes(Storage s) { return s == Storage::f32 ? 4 : 2; }
+
+void check_storage(const char* fn, Storage s) {
+  if (s != Storage::f32 && s != Storage::bf16 && s != Storage::f16) {
+    throw std::invalid_argument(std::string(fn) + ": storage is " +
+                                std::to_string(static_cast<int>(s)) +
+                                ", expected f32, bf16 or f16");
+  }
+}
+
+void check_activation(const char* fn, Activation a) {
+  if (a != Activation::relu && a != Activation::gelu && a != Activation::gelu_tanh &&
+      a != Activation::silu) {
+    throw std::invalid_argument(std::string(fn) + ": activation is " +
+                                std::to_string(static_cast<int>(a)) +
+                                ", expected relu, gelu, gelu_tanh or silu");
+  }
+}
+
+// One host call: the device buffers it owns and the checks of its CUDA calls. The buffers are
+// freed, with the result checked, by finish(); the destructor frees what is left only on the
+// exception path, where an error is already on its way (its cudaFree results are not
+// reportable there).
+class Call {
+ public:
+  explicit Call(const char* fn) : fn_(fn) {}
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  ~Call() {
+    for (void* p : owned_) (void)cudaFree(p);
+  }
+
+  void check(const char* what, cudaError_t e) const {
+    if (e == cudaSuccess) return;
+    (void)cudaGetLastError();  // clear a non-sticky error so that later calls start clean
+    throw std::runtime_error(std::string(fn_) + ": " + what + " failed: " + cudaGetErrorName(e) +
+                             " (" + cudaGetErrorString(e) + ")");
+  }
+
+  void* alloc(size_t bytes) {
+    void* p = nullptr;
+    check("cudaMalloc", cudaMalloc(&p, bytes));
+    owned_.push_back(p);
+    return p;
+  }
+
+  void* upload(const void* host, size_t bytes) {
+    void* p = alloc(bytes);
+    check("cudaMemcpy (host to device)", cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
+    return p;
+  }
+
+  // The launch's own error, then the kernel's (reported when the stream completes).
+  void run(cudaError_t launched) const {
+    check("kernel launch", launched);
+    check("kernel execution (cudaStreamSynchronize)", cudaStreamSynchronize(nullptr));
+  }
+
+  void download(void* host, const void* dev, size_t bytes) const {
+    check("cudaMemcpy (device to host)", cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+  }
+
+  void finish() {
+    std::vector<void*> owned;
+    owned.swap(owned_);
+    for (void* p : owned) check("cudaFree", cudaFree(p));
+  }
+
+ private:
+  const char* fn_;
+  std::vector<void*> owned_;
+};
+
+// heads ≥ 1, head_dim ≥ 1, rotary_dims even in [2, head_dim], a known layout.
+void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,
+                      int64_t rotary_dims, RopeLayout layout) {
+  check_count(fn, "tokens", tokens, 0);
+  check_count(fn, "heads", heads, 1);
+  check_count(fn, "head_dim", head_dim, 1);
+  if (rotary_dims < 2 || rotary_dims > head_dim || rotary_dims % 2 != 0) {
+    throw std::invalid_argument(std::string(fn) + ": rotary_dims is " +
+                                std::to_string(rotary_dims) + ", expected an even value in [2, " +
+                                std::to_string(head_dim) + "] (head_dim)");
+  }
+  if (layout != RopeLayout::interleaved && layout != RopeLayout::half_split) {
+    throw std::invalid_argument(std::string(fn) + ": layout is " +
+                                std::to_string(static_cast<int>(layout)) +
+                                ", expected interleaved or half_split");
+  }
+}
+
+size_t bytes_of(Storage s, int64_t count) { return static_cast<size_t>(count) * storage_bytes(s); }
+
+}  // namespace
+
+void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows, int64_t d,
+             float eps, bool one_plus_gamma) {
+  constexpr const char* fn = "gpu::rmsnorm";
+  check_storage(fn, s);
+  check_count(fn, "rows", rows, 0);
+  check_count(fn, "d", d, 1);
+  check_eps(fn, eps);
+  check_ptr(fn, "x", x, rows > 0);
+  check_ptr(fn, "gamma", gamma, rows > 0);
+  check_ptr(fn, "y", y, rows > 0);
+  if (rows == 0) return;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, rows * d));
+  const void* dg = call.upload(gamma, bytes_of(s, d));
+  void* dy = call.alloc(bytes_of(s, rows * d));
+  call.run(launch_rmsnorm(s, dx, dg, dy, rows, d, eps, one_plus_gamma, nullptr));
+  call.download(y, dy, bytes_of(s, rows * d));
+  call.finish();
+}
+
+void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
+               int64_t d, float eps) {
+  constexpr const char* fn = "gpu::layernorm";
+  check_storage(fn, s);
+  check_count(fn, "rows", rows, 0);
+  check_count(fn, "d", d, 1);
+  check_eps(fn, eps);
+  check_ptr(fn, "x", x, rows > 0);
+  check_ptr(fn, "gamma", gamma, rows > 0);
+  check_ptr(fn, "beta", beta, rows > 0);
+  check_ptr(fn, "y", y, rows > 0);
+  if (rows == 0) return;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, rows * d));
+  const void* dg = call.upload(gamma, bytes_of(s, d));
+  const void* db = call.upload(beta, bytes_of(s, d));
+  void* dy = call.alloc(bytes_of(s, rows * d));
+  call.run(launch_layernorm(s, dx, dg, db, dy, rows, d, eps, nullptr));
+  call.download(y, dy, bytes_of(s, rows * d));
+  call.finish();
+}
+
+void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
+  constexpr const char* fn = "gpu::softmax";
+  check_storage(fn, s);
+  check_count(fn, "rows", rows, 0);
+  check_count(fn, "n", n, 1);
+  check_ptr(fn, "z", z, rows > 0);
+  check_ptr(fn, "p", p, rows > 0);
+  if (rows == 0) return;
+  Call call(fn);
+  const void* dz = call.upload(z, bytes_of(s, rows * n));
+  void* dp = call.alloc(bytes_of(s, rows * n));
+  call.run(launch_softmax(s, dz, dp, rows, n, nullptr));
+  call.download(p, dp, bytes_of(s, rows * n));
+  call.finish();
+}
+
+void logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n) {
+  constexpr const char* fn = "gpu::logsumexp";
+  check_storage(fn, s);
+  check_count(fn, "rows", rows, 0);
+  check_count(fn, "n", n, 1);
+  check_ptr(fn, "z", z, rows > 0);
+  check_ptr(fn, "logz", logz, rows > 0);
+  if (rows == 0) return;
+  Call call(fn);
+  const void* dz = call.upload(z, bytes_of(s, rows * n));
+  auto* dl = static_cast<float*>(call.alloc(static_cast<size_t>(rows) * sizeof(float)));
+  call.run(launch_logsumexp(s, dz, dl, rows, n, nullptr));
+  call.download(logz, dl, static_cast<size_t>(rows) * sizeof(float));
+  call.finish();
+}
+
+void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows, int64_t vocab,
+                   float lambda, float cap, float* loss, float* logz, void* grad) {
+  constexpr const char* fn = "gpu::cross_entropy";
+  check_storage(fn, s);
+  check_count(fn, "rows", rows, 0);
+  check_count(fn, "vocab", vocab, 1);
+  check_ptr(fn, "z", z, rows > 0);
+  check_ptr(fn, "target", target, rows > 0);
+  check_ptr(fn, "loss", loss, rows > 0);
+  check_ptr(fn, "logz", logz, rows > 0);
+  if (cap != 0.0f) check_cap(fn, cap);
+  check_lambda(fn, lambda);
+  check_targets(fn, target, rows, vocab);
+  if (rows == 0) return;
+  const size_t row_floats = static_cast<size_t>(rows) * sizeof(float);
+  Call call(fn);
+  const void* dz = call.upload(z, bytes_of(s, rows * vocab));
+  const auto* dt =
+      static_cast<const int64_t*>(call.upload(target, static_cast<size_t>(rows) * sizeof(int64_t)));
+  auto* dloss = static_cast<float*>(call.alloc(row_floats));
+  auto* dlogz = static_cast<float*>(call.alloc(row_floats));
+  void* dg = grad ? call.alloc(bytes_of(s, rows * vocab)) : nullptr;
+  call.run(launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, nullptr));
+  call.download(loss, dloss, row_floats);
+  call.download(logz, dlogz, row_floats);
+  if (grad) call.download(grad, dg, bytes_of(s, rows * vocab));
+  call.finish();
+}
+
+void softcap(Storage s, const void* z, void* y, int64_t n, float cap) {
+  constexpr const char* fn = "gpu::softcap";
+  check_storage(fn, s);
+  check_count(fn, "n", n, 0);
+  check_ptr(fn, "z", z, n > 0);
+  check_ptr(fn, "y", y, n > 0);
+  check_cap(fn, cap);
+  if (n == 0) return;
+  Call call(fn);
+  const void* dz = call.upload(z, bytes_of(s, n));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_softcap(s, dz, dy, n, cap, nullptr));
+  call.download(y, dy, bytes_of(s, n));
+  call.finish();
+}
+
+void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
+  constexpr const char* fn = "gpu::activation";
+  check_activation(fn, act);
+  check_storage(fn, s);
+  check_count(fn, "n", n, 0);
+  check_ptr(fn, "x", x, n > 0);
+  check_ptr(fn, "y", y, n > 0);
+  if (n == 0) return;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, n));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_activation(act, s, dx, dy, n, nullptr));
+  call.download(y, dy, bytes_of(s, n));
+  call.finish();
+}
+
+void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n) {
+  constexpr const char* fn = "gpu::glu_gate";
+  check_activation(fn, act);
+  check_storage(fn, s);
+  check_count(fn, "n", n, 0);
+  check_ptr(fn, "gate", gate, n > 0);
+  check_ptr(fn, "up", up, n > 0);
+  check_ptr(fn, "h", h, n > 0);
+  if (n == 0) return;
+  Call call(fn);
+  const void* dg = call.upload(gate, bytes_of(s, n));
+  const void* du = call.upload(up, bytes_of(s, n));
+  void* dh = call.alloc(bytes_of(s, n));
+  call.run(launch_glu_gate(act, s, dg, du, dh, n, nullptr));
+  call.download(h, dh, bytes_of(s, n));
+  call.finish();
+}
+
+void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+          double cos_sin_factor, void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+          int64_t rotary_dims, RopeLayout layout) {
+  constexpr const char* fn = "gpu::rope";
+  check_storage(fn, s);
+  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
+  check_ptr(fn, "x", x, tokens > 0);
+  check_ptr(fn, "positions", positions, tokens > 0);
+  check_ptr(fn, "inv_freq", inv_freq, tokens > 0);
+  check_ptr(fn, "y", y, tokens > 0);
+  if (!std::isfinite(cos_sin_factor)) {
+    throw std::invalid_argument(std::string(fn) + ": cos_sin_factor is " +
+                                std::to_string(cos_sin_factor) + ", expected a finite value");
+  }
+  if (tokens == 0) return;
+  const int64_t n = tokens * heads * head_dim;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, n));
+  const auto* dp = static_cast<const int64_t*>(
+      call.upload(positions, static_cast<size_t>(tokens) * sizeof(int64_t)));
+  const auto* df = static_cast<const double*>(
+      call.upload(inv_freq, static_cast<size_t>(rotary_dims / 2) * sizeof(double)));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_rope(s, dx, dp, df, cos_sin_factor, dy, tokens, heads, head_dim, rotary_dims,
+                       layout, nullptr));
+  call.download(y, dy, bytes_of(s, n));
+  call.finish();
+}
+
+void rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin, void* y,
+                int64_t tokens, int64_t heads, int64_t head_dim, int64_t rotary_dims,
+                RopeLayout layout) {
+  constexpr const char* fn = "gpu::rope_table";
+  check_storage(fn, s);
+  check_storage(fn, table_storage);
+  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
+  check_ptr(fn, "x", x, tokens > 0);
+  check_ptr(fn, "cos_sin", cos_sin, tokens > 0);
+  check_ptr(fn, "y", y, tokens > 0);
+  if (tokens == 0) return;
+  const int64_t n = tokens * heads * head_dim;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, n));
+  const void* dt = call.upload(cos_sin, bytes_of(table_storage, tokens * rotary_dims));
+  void* dy = call.alloc(bytes_of(s, n));
+  call.run(launch_rope_table(s, dx, table_storage, dt, dy, tokens, heads, head_dim, rotary_dims,
+                             layout, nullptr));
+  call.download(y, dy, bytes_of(s, n));
+  call.finish();
+}
+
+}  // namespace lmo::gpu

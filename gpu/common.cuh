@@ -1,0 +1,98 @@
+// Device helpers shared by the kernels: loads that widen a storage value exactly, stores that
+// round a double result to f32 and then to the storage format (nearest-even: cuda_bf16.h and
+// cuda_fp16.h's _rn conversions, which keep NaN a NaN and overflow to ±inf), a NaN-propagating
+// maximum, and the fixed-shape block reduction every row kernel uses.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpu/api.h"
+
+namespace lmo::gpu {
+
+// Threads per block of every kernel. The reductions' tree has this fixed shape, so a row's sum
+// is the same for every launch (no atomics, no dependence on the grid size).
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ double widen(float v) { return v; }
+__device__ __forceinline__ double widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ double widen(__half v) { return __half2float(v); }
+
+// v rounded to f32 (the compute format's result), then to the storage type T.
+template <class T>
+__device__ __forceinline__ T narrow(double v);
+template <>
+__device__ __forceinline__ float narrow<float>(double v) {
+  return __double2float_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(double v) {
+  return __float2bfloat16_rn(__double2float_rn(v));
+}
+template <>
+__device__ __forceinline__ __half narrow<__half>(double v) {
+  return __float2half_rn(__double2float_rn(v));
+}
+
+// max with NaN propagation (fmax would drop a NaN): the reference's row_max returns a NaN as
+// soon as it meets one.
+__device__ __forceinline__ double nan_max(double a, double b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  return a > b ? a : b;
+}
+
+struct SumOp {
+  __device__ double operator()(double a, double b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ double operator()(double a, double b) const { return nan_max(a, b); }
+};
+
+// Combines the kThreads values v of the block into one, returned to every thread: a binary tree
+// over shared memory, halving the stride each step (a fixed order). `buf` holds kThreads
+// doubles; the closing barrier lets the caller reuse it for its next reduction.
+template <class Op>
+__device__ double block_reduce(double v, double* buf, Op op) {
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (static_cast<int>(threadIdx.x) < stride) {
+      buf[threadIdx.x] = op(buf[threadIdx.x], buf[threadIdx.x + stride]);
+    }
+    __syncthreads();
+  }
+  const double r = buf[0];
+  __syncthreads();
+  return r;
+}
+
+// Grid of a kernel that loops over `rows` rows (one block per row, grid-stride beyond the
+// limit) or over n elements in blocks of kThreads.
+inline unsigned int row_grid(int64_t rows) {
+  return static_cast<unsigned int>(rows < (1 << 20) ? rows : (1 << 20));
+}
+inline unsigned int element_grid(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned int>(blocks < (1 << 20) ? blocks : (1 << 20));
+}
+
+// Calls fn(T{}) with T the device type of storage s.
+template <class Fn>
+cudaError_t with_storage(Storage s, Fn fn) {
+  switch (s) {
+    case Storage::f32:
+      return fn(float{});
+    case Storage::bf16:
+      return fn(__nv_bfloat16{});
+    case Storage::f16:
+      return fn(__half{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace lmo::gpu

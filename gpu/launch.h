@@ -1,0 +1,45 @@
+// Launchers of the GPU kernels on device pointers, for callers that keep their data on the
+// device (gpu/api.cc, the benchmarks). Each enqueues its kernel on `stream` and returns the
+// launch's cudaError_t (cudaSuccess for an empty problem, which launches nothing); arguments are
+// not validated here (gpu/api.cc does that). Same semantics as the functions of gpu/api.h.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpu/api.h"
+
+namespace lmo::gpu {
+
+cudaError_t launch_rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
+                           int64_t d, float eps, bool one_plus_gamma, cudaStream_t stream);
+cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
+                             int64_t rows, int64_t d, float eps, cudaStream_t stream);
+
+cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n,
+                           cudaStream_t stream);
+cudaError_t launch_logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n,
+                             cudaStream_t stream);
+// target: rows int64 on the device, each in [0, vocab); grad may be null.
+cudaError_t launch_cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows,
+                                 int64_t vocab, float lambda, float cap, float* loss, float* logz,
+                                 void* grad, cudaStream_t stream);
+
+cudaError_t launch_softcap(Storage s, const void* z, void* y, int64_t n, float cap,
+                           cudaStream_t stream);
+cudaError_t launch_activation(Activation act, Storage s, const void* x, void* y, int64_t n,
+                              cudaStream_t stream);
+cudaError_t launch_glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h,
+                            int64_t n, cudaStream_t stream);
+
+// inv_freq: rotary_dims/2 doubles on the device; positions: tokens int64 on the device.
+cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
+                        double cos_sin_factor, void* y, int64_t tokens, int64_t heads,
+                        int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
+                        cudaStream_t stream);
+cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin,
+                              void* y, int64_t tokens, int64_t heads, int64_t head_dim,
+                              int64_t rotary_dims, RopeLayout layout, cudaStream_t stream);
+
+}  // namespace lmo::gpu

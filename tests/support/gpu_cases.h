@@ -1,0 +1,38 @@
+// Helpers for the GPU tests: the device requirement (a test without a usable CUDA device is
+// skipped with query_device()'s reason), the storage mapping from the fast tests' inputs, and
+// the run-twice bitwise determinism check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fast/storage.h"
+#include "gpu/api.h"
+
+// Skips the current test (returning from it) when no CUDA device can run the kernels.
+#define LMO_REQUIRE_GPU()                                                              \
+  do {                                                                                 \
+    const lmo::gpu::DeviceInfo lmo_dev = lmo::gpu::query_device();                     \
+    if (!lmo_dev.present) GTEST_SKIP() << "no usable CUDA device: " << lmo_dev.reason; \
+  } while (0)
+
+namespace lmo::testdata {
+
+inline gpu::Storage gpu_storage(fast::Storage s) {
+  return s == fast::Storage::f32    ? gpu::Storage::f32
+         : s == fast::Storage::bf16 ? gpu::Storage::bf16
+                                    : gpu::Storage::f16;
+}
+
+// Two runs of the same call must write identical bytes (no atomics, fixed reduction trees).
+inline void expect_deterministic(const std::function<std::vector<uint8_t>()>& run,
+                                 const std::string& where) {
+  const std::vector<uint8_t> first = run();
+  EXPECT_TRUE(run() == first) << where << ": a second run wrote different bytes";
+}
+
+}  // namespace lmo::testdata
