@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "fast/storage.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -142,6 +143,49 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
   }
 }
 
+// Outputs of at least this many bytes per call are written with non-temporal (streaming)
+// stores: far beyond the last-level cache an ordinary store first reads the line it writes
+// (read-for-ownership), a third of the traffic for nothing, and the output evicts the input's
+// lines; a streamed line goes to memory without that read, as memcpy does at these sizes. Below
+// it the output stays in cache for its consumer. Only where bytes go changes, never a value.
+inline constexpr size_t kStreamBytes = size_t{16} << 20;
+
+// StoreF with a non-temporal store; p is aligned to the stored vector's bytes (see
+// StreamStart). hwy::FlushStream() must follow the last one before the output is handed over.
+template <Storage S, class D>
+HWY_INLINE void StreamF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::f32) {
+    hn::Stream(v, d, p);
+  } else {
+    const hn::Rebind<uint16_t, D> d16;
+    const hn::RebindToSigned<D> di;
+    if constexpr (S == Storage::bf16) {
+      hn::Stream(hn::DemoteTo(d16, hn::BitCast(di, Bf16BitsFromF32(d, v))), d16, p);
+    } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+      const hn::Rebind<hwy::float16_t, D> df16;
+      hn::Stream(hn::DemoteTo(df16, v), df16, reinterpret_cast<hwy::float16_t*>(p));
+#else
+      hn::Stream(hn::DemoteTo(d16, hn::BitCast(di, F16BitsFromF32(d, v))), d16, p);
+#endif
+    }
+  }
+}
+
+// Where a streamed loop over y[0, n) starts: the first index i ≥ 1 with y + i aligned to one
+// stored vector (elements before it take ordinary stores), or n when the loop cannot stream: no
+// streaming asked, fewer than two vectors, a stored vector narrower than the 16 bytes that x86's
+// streaming stores always write, or y not aligned to its element.
+template <Storage S, class D>
+HWY_INLINE size_t StreamStart(D d, const Elem<S>* y, size_t n, bool stream) {
+  const size_t N = hn::Lanes(d);
+  const size_t vec_bytes = N * sizeof(Elem<S>);
+  if (!stream || n < 2 * N || vec_bytes % HWY_STREAM_MULTIPLE != 0) return n;
+  const size_t mis = reinterpret_cast<uintptr_t>(y) % vec_bytes;
+  if (mis % sizeof(Elem<S>) != 0) return n;
+  return mis == 0 ? N : (vec_bytes - mis) / sizeof(Elem<S>);
+}
+
 // The first count (< Lanes(d)) elements at p, the other lanes set to fill.
 template <Storage S, class D>
 HWY_INLINE hn::Vec<D> LoadTailF(D d, const Elem<S>* HWY_RESTRICT p, size_t count, float fill) {
@@ -165,25 +209,40 @@ HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t co
   std::memcpy(p, buf, count * sizeof(Elem<S>));
 }
 
-// y[i] = fn(d, x[i]) for i < n, every element through the same vector code.
+// y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
+// one ordinary store of the first vector, then streamed aligned vectors from the first aligned
+// index (the overlap is written twice with the same values). Returns the index it stopped at.
+template <Storage S, class D, class At>
+HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
+  const size_t N = hn::Lanes(d);
+  size_t i = StreamStart<S>(d, y, n, stream);
+  if (i < n) {
+    StoreF<S>(d, at(size_t{0}), y);
+    for (; i + N <= n; i += N) StreamF<S>(d, at(i), y + i);
+    hwy::FlushStream();
+  } else {
+    i = 0;
+  }
+  for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
+  return i;
+}
+
+// y[i] = fn(d, x[i]) for i < n, every element through the same vector code (elementwise, so the
+// value of y[i] never depends on i's place in a vector); stream: see StoreVectors.
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapUnary(D d, const Elem<S>* HWY_RESTRICT x, Elem<S>* HWY_RESTRICT y, size_t n,
-                         const Fn& fn) {
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) StoreF<S>(d, fn(d, LoadF<S>(d, x + i)), y + i);
+                         const Fn& fn, bool stream = false) {
+  const size_t i =
+      StoreVectors<S>(d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, x + j)); });
   if (i < n) StoreTailF<S>(d, fn(d, LoadTailF<S>(d, x + i, n - i, 0.0f)), y + i, n - i);
 }
 
 // y[i] = fn(d, a[i], b[i]) for i < n.
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY_RESTRICT b,
-                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn) {
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    StoreF<S>(d, fn(d, LoadF<S>(d, a + i), LoadF<S>(d, b + i)), y + i);
-  }
+                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn, bool stream = false) {
+  const size_t i = StoreVectors<S>(
+      d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, a + j), LoadF<S>(d, b + j)); });
   if (i < n) {
     const auto va = LoadTailF<S>(d, a + i, n - i, 0.0f);
     const auto vb = LoadTailF<S>(d, b + i, n - i, 0.0f);
