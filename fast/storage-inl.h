@@ -172,18 +172,21 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
   }
 }
 
-// Where a streamed loop over y[0, n) starts: the first index i ≥ 1 with y + i aligned to one
-// stored vector (elements before it take ordinary stores), or n when the loop cannot stream: no
-// streaming asked, fewer than two vectors, a stored vector narrower than the 16 bytes that x86's
-// streaming stores always write, or y not aligned to its element.
+// Where a streamed loop over y[0, n) starts: the first index i with y + i on a 64-byte cache
+// line boundary (elements before it take ordinary stores), or n when the loop cannot stream: no
+// streaming asked, fewer than eight vectors, a stored vector narrower than the 16 bytes that
+// x86's streaming stores always write or not dividing a line, or y not aligned to its element.
 template <Storage S, class D>
 HWY_INLINE size_t StreamStart(D d, const Elem<S>* y, size_t n, bool stream) {
+  constexpr size_t kLine = 64;
   const size_t N = hn::Lanes(d);
   const size_t vec_bytes = N * sizeof(Elem<S>);
-  if (!stream || n < 2 * N || vec_bytes % HWY_STREAM_MULTIPLE != 0) return n;
-  const size_t mis = reinterpret_cast<uintptr_t>(y) % vec_bytes;
+  if (!stream || n < 8 * N || vec_bytes % HWY_STREAM_MULTIPLE != 0 || kLine % vec_bytes != 0) {
+    return n;
+  }
+  const size_t mis = reinterpret_cast<uintptr_t>(y) % kLine;
   if (mis % sizeof(Elem<S>) != 0) return n;
-  return mis == 0 ? N : (vec_bytes - mis) / sizeof(Elem<S>);
+  return mis == 0 ? 0 : (kLine - mis) / sizeof(Elem<S>);
 }
 
 // The first count (< Lanes(d)) elements at p, the other lanes set to fill.
@@ -210,15 +213,24 @@ HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t co
 }
 
 // y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
-// one ordinary store of the first vector, then streamed aligned vectors from the first aligned
-// index (the overlap is written twice with the same values). Returns the index it stopped at.
+// ordinary stores up to the first line boundary (the last may overlap it, writing the same
+// values twice), then groups of four vectors computed first and streamed back to back, so that
+// each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
+// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
+// Returns the index it stopped at.
 template <Storage S, class D, class At>
 HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
   const size_t N = hn::Lanes(d);
   size_t i = StreamStart<S>(d, y, n, stream);
   if (i < n) {
-    StoreF<S>(d, at(size_t{0}), y);
-    for (; i + N <= n; i += N) StreamF<S>(d, at(i), y + i);
+    for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
+    for (; i + 4 * N <= n; i += 4 * N) {
+      const auto v0 = at(i), v1 = at(i + N), v2 = at(i + 2 * N), v3 = at(i + 3 * N);
+      StreamF<S>(d, v0, y + i);
+      StreamF<S>(d, v1, y + i + N);
+      StreamF<S>(d, v2, y + i + 2 * N);
+      StreamF<S>(d, v3, y + i + 3 * N);
+    }
     hwy::FlushStream();
   } else {
     i = 0;

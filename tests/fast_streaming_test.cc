@@ -1,10 +1,10 @@
 // Outputs of at least kStreamBytes (16 MiB) per call are written with non-temporal stores from
-// the first vector-aligned element on (fast/storage-inl.h StoreVectors). The values are judged
-// against the reference by the other fast tests on small (ordinary-store) calls; here each
-// kernel's large call, at an aligned and at a misaligned output address, must write exactly the
-// bytes of the same work done in calls too small to stream (elementwise ops in pieces, row ops
-// one row per call): the streamed path, with its head and tail handling, changes where bytes
-// go and never a value or an element's place.
+// the first 64-byte line boundary on, four vectors at a time (fast/storage-inl.h StoreVectors).
+// The values are judged against the reference by the other fast tests on small (ordinary-store)
+// calls; here each kernel's large call, at an aligned and at a misaligned output address, must
+// write exactly the bytes of the same work done in calls too small to stream (elementwise ops
+// in pieces, row ops one row per call): the streamed path, with its head and tail handling,
+// changes where bytes go and never a value or an element's place.
 #include <gtest/gtest.h>
 
 #include <algorithm>
