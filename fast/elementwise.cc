@@ -19,6 +19,12 @@ namespace HWY_NAMESPACE {
 // Fixed chunks of elements; every element's result depends only on its own inputs.
 constexpr int64_t kGrain = 1 << 14;
 
+// Whether an output of n elements of S is large enough to stream (see kStreamBytes).
+template <Storage S>
+bool StreamOutput(int64_t n) {
+  return static_cast<size_t>(n) * sizeof(Elem<S>) >= kStreamBytes;
+}
+
 template <class Fn>
 void ForActivation(Activation act, const Fn& fn) {
   switch (act) {
@@ -45,7 +51,7 @@ void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n
     auto* ys = static_cast<Elem<S>*>(y);
     ForActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapUnary<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f);
+        MapUnary<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
       });
     });
   });
@@ -60,8 +66,9 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
     auto* hs = static_cast<Elem<S>*>(h);
     ForActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapBinary<S>(d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
-                     [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); });
+        MapBinary<S>(
+            d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
+            [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); }, StreamOutput<S>(n));
       });
     });
   });
@@ -75,8 +82,9 @@ void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
     const auto* zs = static_cast<const Elem<S>*>(z);
     auto* ys = static_cast<Elem<S>*>(y);
     parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-      MapUnary<S>(d, zs + b, ys + b, static_cast<size_t>(e - b),
-                  [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); });
+      MapUnary<S>(
+          d, zs + b, ys + b, static_cast<size_t>(e - b),
+          [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); }, StreamOutput<S>(n));
     });
   });
 }

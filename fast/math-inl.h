@@ -162,17 +162,22 @@ HWY_INLINE V GeluF(D d, V x) {
   const V zero = hn::Zero(d);
   // x < 0: x/2·erfc(a) = (x/2·scaled)·exp(−s). Where exp(−s) would be subnormal (s > 80),
   // exp(−s/2) is applied twice so that only the last product rounds into the subnormal range.
+  // The split's exponential is only evaluated when some lane needs it (lanes choose their
+  // value as before, so the results do not depend on their neighbours).
+  const V exp_s = ExpF(d, hn::Neg(s));
   const V head = hn::Mul(half_x, scaled);
-  const V whole = hn::Mul(head, ExpF(d, hn::Neg(s)));
-  const V h = ExpF(d, hn::Mul(s, hn::Set(d, -0.5f)));
-  const V split = hn::Mul(hn::Mul(head, h), h);
-  V neg = hn::IfThenElse(hn::Gt(s, hn::Set(d, 80.0f)), split, whole);
+  V neg = hn::Mul(head, exp_s);
+  const auto deep = hn::Gt(s, hn::Set(d, 80.0f));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
+    const V h = ExpF(d, hn::Mul(s, hn::Set(d, -0.5f)));
+    neg = hn::IfThenElse(deep, hn::Mul(hn::Mul(head, h), h), neg);
+  }
   // a > 20: erfc(a) = 0 in f32 after the factor x/2; x/2·0 keeps −0 and makes −inf·0 = NaN, as
   // the reference computes.
   const auto far = hn::Gt(a, hn::Set(d, 20.0f));
   neg = hn::IfThenElse(far, hn::Mul(half_x, zero), neg);
   // x ≥ 0: x/2·(2 − erfc(a)).
-  const V erfc_a = hn::IfThenElse(far, zero, hn::Mul(scaled, ExpF(d, hn::Neg(s))));
+  const V erfc_a = hn::IfThenElse(far, zero, hn::Mul(scaled, exp_s));
   const V pos = hn::Mul(half_x, hn::Sub(hn::Set(d, 2.0f), erfc_a));
   const V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
@@ -203,10 +208,12 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   const V en = hn::MulAdd(ev, vl, ev);
   V neg = hn::Mul(x, hn::Div(en, hn::Add(one, en)));
   // v < −80: e^{v} < 2^-115 would be subnormal and 1 + e^{v} = 1; apply e^{v/2} twice so that
-  // only the last product rounds into the subnormal range.
-  const V h = ExpF(d, hn::Mul(vh, hn::Set(d, 0.5f)));
-  const V split = hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h);
-  neg = hn::IfThenElse(hn::Lt(vh, hn::Set(d, -80.0f)), split, neg);
+  // only the last product rounds into the subnormal range (evaluated only when a lane needs it).
+  const auto deep = hn::Lt(vh, hn::Set(d, -80.0f));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
+    const V h = ExpF(d, hn::Mul(vh, hn::Set(d, 0.5f)));
+    neg = hn::IfThenElse(deep, hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h), neg);
+  }
   const V pos = hn::Mul(x, hn::Div(one, hn::Add(one, ExpF(d, hn::Neg(vh)))));
   V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
   // x < −20: sigmoid(v) underflows (v < −500); x·0 keeps −0 and gives NaN for −inf, as the

@@ -4,6 +4,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fast/norms.h"
@@ -26,55 +27,91 @@ inline double row_scale(float amax) {
   return 1.0;
 }
 
+// Whether a call's output is large enough to stream (see kStreamBytes).
+template <Storage S>
+bool StreamRows(int64_t rows, size_t d) {
+  return static_cast<size_t>(rows) * d * sizeof(Elem<S>) >= kStreamBytes;
+}
+
 template <Storage S>
 void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t rows, size_t d,
                  float eps, bool one_plus_gamma) {
   const hn::ScalableTag<float> df;
+  const bool stream = StreamRows<S>(rows, d);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* xr = x + static_cast<size_t>(r) * d;
       Elem<S>* yr = y + static_cast<size_t>(r) * d;
-      const float amax = RowMaxAbs<S>(df, xr, d);
+      // max |x| and Σ x² in one read; the sum is kept where the scale is 1 (then it is the
+      // scaled sum bit for bit), else summed again scaled.
+      float amax = 0.0f, sum = 0.0f;
+      RowMaxAbsAndSumSquares<S>(df, xr, d, amax, sum);
       const double scale = row_scale(amax);
       const auto vs = hn::Set(df, static_cast<float>(scale));
-      const float sum = RowSumSquares<S>(df, xr, d, static_cast<float>(scale));
+      if (scale != 1.0) sum = RowSumSquares<S>(df, xr, d, static_cast<float>(scale));
       const double ms = static_cast<double>(sum) / static_cast<double>(d);
       const auto inv = hn::Set(
           df, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps) * scale * scale)));
+      RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(Elem<S>), d / hn::Lanes(df));
       if (one_plus_gamma) {
         const auto one = hn::Set(df, 1.0f);
-        MapRow<S>(df, xr, gamma, yr, d, [&](auto vx, auto vg) {
-          return hn::Mul(hn::Mul(hn::Mul(vx, vs), inv), hn::Add(one, vg));
-        });
+        MapRow<S>(
+            df, xr, gamma, yr, d,
+            [&](auto vx, auto vg) {
+              prefetch.step();
+              return hn::Mul(hn::Mul(hn::Mul(vx, vs), inv), hn::Add(one, vg));
+            },
+            stream);
       } else {
-        MapRow<S>(df, xr, gamma, yr, d, [&](auto vx, auto vg) {
-          return hn::Mul(hn::Mul(hn::Mul(vx, vs), inv), vg);
-        });
+        MapRow<S>(
+            df, xr, gamma, yr, d,
+            [&](auto vx, auto vg) {
+              prefetch.step();
+              return hn::Mul(hn::Mul(hn::Mul(vx, vs), inv), vg);
+            },
+            stream);
       }
     }
   });
 }
 
+// Mean and variance by the corrected two-pass algorithm (see RowDeviationSums): mu from the
+// f32 lane sums, then the deviations' sum c and sum of squares q in one more read (the row is
+// in cache by then); the mean is mu + c/d, carried as the pair (mu, c/d), and the variance
+// (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
+// rounded mean alone, amplified by the cancellation, would dominate the output's error.
 template <Storage S>
 void LayerNormRows(const Elem<S>* x, const Elem<S>* gamma, const Elem<S>* beta, Elem<S>* y,
                    int64_t rows, size_t d, float eps) {
   const hn::ScalableTag<float> df;
+  const bool stream = StreamRows<S>(rows, d);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* xr = x + static_cast<size_t>(r) * d;
       Elem<S>* yr = y + static_cast<size_t>(r) * d;
-      const double scale = row_scale(RowMaxAbs<S>(df, xr, d));
+      float amax = 0.0f, sum = 0.0f;
+      RowMaxAbsAndSum<S>(df, xr, d, amax, sum);
+      const double scale = row_scale(amax);
       const float fs = static_cast<float>(scale);
-      const float mu = static_cast<float>(static_cast<double>(RowSum<S>(df, xr, d, fs)) /
-                                          static_cast<double>(d));
-      const float dev = RowSumSquaredDeviations<S>(df, xr, d, fs, mu);
-      const double var = static_cast<double>(dev) / static_cast<double>(d);
+      if (scale != 1.0) sum = RowSum<S>(df, xr, d, fs);
+      const double n = static_cast<double>(d);
+      const float mu = static_cast<float>(static_cast<double>(sum) / n);
+      float dev_sum = 0.0f, dev_squares = 0.0f;
+      RowDeviationSums<S>(df, xr, d, fs, mu, dev_sum, dev_squares);
+      const double c = static_cast<double>(dev_sum);
+      const double var = std::max(0.0, (static_cast<double>(dev_squares) - c * c / n) / n);
       const auto inv = hn::Set(
           df, static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps) * scale * scale)));
       const auto vs = hn::Set(df, fs), vmu = hn::Set(df, mu);
-      MapRow3<S>(df, xr, gamma, beta, yr, d, [&](auto vx, auto vg, auto vb) {
-        return hn::MulAdd(hn::Mul(hn::Sub(hn::Mul(vx, vs), vmu), inv), vg, vb);
-      });
+      const auto vc = hn::Set(df, static_cast<float>(c / n));
+      RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(Elem<S>), d / hn::Lanes(df));
+      MapRow3<S>(
+          df, xr, gamma, beta, yr, d,
+          [&](auto vx, auto vg, auto vb) {
+            prefetch.step();
+            return hn::MulAdd(hn::Mul(hn::Sub(hn::Sub(hn::Mul(vx, vs), vmu), vc), inv), vg, vb);
+          },
+          stream);
     }
   });
 }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "fast/cross_entropy.h"
 #include "fast/math-inl.h"
@@ -44,19 +45,34 @@ struct RowStats {
   double sum;   // Σ e^{z' − m}
 };
 
+// A per-thread row of f32 scratch, at least n + one vector long (slot 0 or 1): the terms a
+// row's reduction computed, kept for the pass that writes the output instead of computed twice.
+// The row is touched again right away, so it is still in cache.
+inline float* Scratch(int slot, size_t n) {
+  thread_local std::vector<float> rows[2];
+  std::vector<float>& v = rows[slot];
+  if (v.size() < n + HWY_MAX_BYTES / sizeof(float)) v.resize(n + HWY_MAX_BYTES / sizeof(float));
+  return v.data();
+}
+
+// The row's max and sum. One read for the max of the raw logits together with Σ 0·z (NaN iff
+// some z is not finite); z' is monotone in z, so m = z'(max z). Then Σ e^{z' − m}, storing each
+// term e^{z' − m} to e (when not null) and, when dcap is not null (capped rows only), cap'(z)
+// there; the padding lanes of the last vector are stored too (the scratch has room for them).
+// The exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
 template <Storage S, class D>
-RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap) {
+RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
+               float* HWY_RESTRICT dcap, const Elem<S>* next) {
   const bool capped = cap > 0.0f;
   const auto vcap = hn::Set(d, cap);
   const auto zero = hn::Zero(d);
-  // Max of the raw logits, and Σ 0·z (NaN iff some z is not finite).
-  const auto mx = RowFold<S>(
-      d, z, n, -std::numeric_limits<float>::infinity(),
-      hn::Set(d, -std::numeric_limits<float>::infinity()),
-      [](auto a, auto v) { return hn::Max(a, v); }, [](auto a, auto b) { return hn::Max(a, b); });
-  const auto bad = RowFold<S>(
-      d, z, n, 0.0f, zero, [&](auto a, auto v) { return hn::MulAdd(v, zero, a); },
-      [](auto a, auto b) { return hn::Add(a, b); });
+  const float ninf = -std::numeric_limits<float>::infinity();
+  hn::Vec<D> mx, bad;
+  RowFold2<S>(
+      d, z, n, ninf, hn::Set(d, ninf), [](auto a, auto v) { return hn::Max(a, v); },
+      [](auto a, auto b) { return hn::Max(a, b); }, 0.0f, zero,
+      [&](auto a, auto v) { return hn::MulAdd(v, zero, a); },
+      [](auto a, auto b) { return hn::Add(a, b); }, mx, bad);
   RowStats st{};
   st.finite = !std::isnan(hn::GetLane(hn::SumOfLanes(d, bad)));
   if (!st.finite) return st;
@@ -64,21 +80,41 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap) {
   const auto vm = hn::Set(d, st.m);
   const size_t N = hn::Lanes(d);
   auto a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-  const auto term = [&](auto v) { return ExpF(d, hn::Sub(CapF(d, v, vcap, capped), vm)); };
+  const auto term = [&](auto v, size_t i) {
+    hn::Vec<D> zc;
+    if (dcap) {
+      hn::Vec<D> g;
+      zc = CapAndGrad(d, v, vcap, g);
+      hn::StoreU(g, d, dcap + i);
+    } else {
+      zc = CapF(d, v, vcap, capped);
+    }
+    const auto t = ExpF(d, hn::Sub(zc, vm));
+    if (e) hn::StoreU(t, d, e + i);
+    return t;
+  };
+  RowPrefetch prefetch(next, n * sizeof(Elem<S>), n / (4 * N));
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
-    a0 = hn::Add(a0, term(LoadF<S>(d, z + i)));
-    a1 = hn::Add(a1, term(LoadF<S>(d, z + i + N)));
-    a2 = hn::Add(a2, term(LoadF<S>(d, z + i + 2 * N)));
-    a3 = hn::Add(a3, term(LoadF<S>(d, z + i + 3 * N)));
+    prefetch.step();
+    a0 = hn::Add(a0, term(LoadF<S>(d, z + i), i));
+    a1 = hn::Add(a1, term(LoadF<S>(d, z + i + N), i + N));
+    a2 = hn::Add(a2, term(LoadF<S>(d, z + i + 2 * N), i + 2 * N));
+    a3 = hn::Add(a3, term(LoadF<S>(d, z + i + 3 * N), i + 3 * N));
   }
-  for (; i + N <= n; i += N) a0 = hn::Add(a0, term(LoadF<S>(d, z + i)));
+  for (; i + N <= n; i += N) a0 = hn::Add(a0, term(LoadF<S>(d, z + i), i));
   if (i < n) {
-    a1 = hn::Add(a1, hn::IfThenElseZero(hn::FirstN(d, n - i),
-                                        term(LoadTailF<S>(d, z + i, n - i, 0.0f))));
+    a1 = hn::Add(
+        a1, hn::IfThenElseZero(hn::FirstN(d, n - i), term(LoadTailF<S>(d, z + i, n - i, 0.0f), i)));
   }
   st.sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
   return st;
+}
+
+// Whether a call's output of rows × n elements is large enough to stream (see kStreamBytes).
+template <Storage S>
+bool StreamRows(int64_t rows, size_t n) {
+  return static_cast<size_t>(rows) * n * sizeof(Elem<S>) >= kStreamBytes;
 }
 
 // The scalar double path for rows with a NaN or an infinite logit: the reference's formulas
@@ -116,10 +152,12 @@ ScalarRow ScalarStats(const Elem<S>* z, size_t n, float cap) {
 template <Storage S>
 void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t n) {
   const hn::ScalableTag<float> d;
+  const bool stream = p && StreamRows<S>(rows, n);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* zr = z + static_cast<size_t>(r) * n;
-      const RowStats st = Stats<S>(d, zr, n, 0.0f);
+      float* const e = p ? Scratch(0, n) : nullptr;
+      const RowStats st = Stats<S>(d, zr, n, 0.0f, e, nullptr, r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, 0.0f);
         if (logz) logz[r] = static_cast<float>(sr.lse);
@@ -143,10 +181,13 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
       }
       if (logz) logz[r] = static_cast<float>(st.m + std::log(st.sum));
       if (p) {
-        const auto vm = hn::Set(d, st.m);
+        // p_j = e^{z_j − m}/Σ from the terms Stats kept (its padding lanes are read and
+        // dropped with the tail).
         const auto vs = hn::Set(d, static_cast<float>(st.sum));
-        MapUnary<S>(d, zr, p + static_cast<size_t>(r) * n, n,
-                    [&](auto dd, auto v) { return hn::Div(ExpF(dd, hn::Sub(v, vm)), vs); });
+        Elem<S>* const pr = p + static_cast<size_t>(r) * n;
+        const auto at = [&](size_t j) { return hn::Div(hn::LoadU(d, e + j), vs); };
+        const size_t i = StoreVectors<S>(d, pr, n, stream, at);
+        if (i < n) StoreTailF<S>(d, at(i), pr + i, n - i);
       }
     }
   });
@@ -165,13 +206,16 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
                       float lambda, float cap, float* loss, float* logz, Elem<S>* grad) {
   const hn::ScalableTag<float> d;
   const bool capped = cap > 0.0f;
+  const bool stream = grad && StreamRows<S>(rows, n);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* zr = z + static_cast<size_t>(r) * n;
       Elem<S>* gr = grad ? grad + static_cast<size_t>(r) * n : nullptr;
       const size_t t = static_cast<size_t>(target[r]);
       const double lam = lambda;
-      const RowStats st = Stats<S>(d, zr, n, cap);
+      float* const e = gr ? Scratch(0, n) : nullptr;
+      float* const dc = gr && capped ? Scratch(1, n) : nullptr;
+      const RowStats st = Stats<S>(d, zr, n, cap, e, dc, r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, cap);
         const double lse = sr.lse;
@@ -199,25 +243,19 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
       logz[r] = static_cast<float>(lse);
       if (!gr) continue;
       // g_j = (p_j·(1 + 2λ log Z) − [j = t])·cap'(z_j), p_j = e^{z'_j − m}/Σ.
-      const auto vm = hn::Set(d, st.m);
       const auto inv = hn::Set(d, static_cast<float>(1.0 / st.sum));
       const auto scale = hn::Set(d, static_cast<float>(1.0 + 2.0 * lam * lse));
       const hn::RebindToSigned<decltype(d)> di;
-      const size_t N = hn::Lanes(d);
-      const auto row_grad = [&](auto v, size_t i) {
-        auto dcap = hn::Set(d, 1.0f);
-        const auto zc = capped ? CapAndGrad(d, v, vcap, dcap) : v;
-        const auto pj = hn::Mul(ExpF(d, hn::Sub(zc, vm)), inv);
+      // From the terms e^{z'_j − m} and cap'(z_j) that Stats kept.
+      const auto row_grad = [&](size_t i) {
+        const auto pj = hn::Mul(hn::LoadU(d, e + i), inv);
         const auto hot = hn::RebindMask(
             d, hn::Eq(hn::Iota(di, static_cast<int32_t>(i)), hn::Set(di, static_cast<int32_t>(t))));
         const auto g = hn::Sub(hn::Mul(pj, scale), hn::IfThenElseZero(hot, hn::Set(d, 1.0f)));
-        return capped ? hn::Mul(g, dcap) : g;
+        return capped ? hn::Mul(g, hn::LoadU(d, dc + i)) : g;
       };
-      size_t i = 0;
-      for (; i + N <= n; i += N) StoreF<S>(d, row_grad(LoadF<S>(d, zr + i), i), gr + i);
-      if (i < n) {
-        StoreTailF<S>(d, row_grad(LoadTailF<S>(d, zr + i, n - i, 0.0f), i), gr + i, n - i);
-      }
+      const size_t i = StoreVectors<S>(d, gr, n, stream, row_grad);
+      if (i < n) StoreTailF<S>(d, row_grad(i), gr + i, n - i);
     }
   });
 }

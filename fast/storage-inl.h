@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "fast/storage.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -142,6 +143,52 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
   }
 }
 
+// Outputs of at least this many bytes per call are written with non-temporal (streaming)
+// stores: far beyond the last-level cache an ordinary store first reads the line it writes
+// (read-for-ownership), a third of the traffic for nothing, and the output evicts the input's
+// lines; a streamed line goes to memory without that read, as memcpy does at these sizes. Below
+// it the output stays in cache for its consumer. Only where bytes go changes, never a value.
+inline constexpr size_t kStreamBytes = size_t{16} << 20;
+
+// StoreF with a non-temporal store; p is aligned to the stored vector's bytes (see
+// StreamStart). hwy::FlushStream() must follow the last one before the output is handed over.
+template <Storage S, class D>
+HWY_INLINE void StreamF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p) {
+  if constexpr (S == Storage::f32) {
+    hn::Stream(v, d, p);
+  } else {
+    const hn::Rebind<uint16_t, D> d16;
+    const hn::RebindToSigned<D> di;
+    if constexpr (S == Storage::bf16) {
+      hn::Stream(hn::DemoteTo(d16, hn::BitCast(di, Bf16BitsFromF32(d, v))), d16, p);
+    } else {
+#if HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+      const hn::Rebind<hwy::float16_t, D> df16;
+      hn::Stream(hn::DemoteTo(df16, v), df16, reinterpret_cast<hwy::float16_t*>(p));
+#else
+      hn::Stream(hn::DemoteTo(d16, hn::BitCast(di, F16BitsFromF32(d, v))), d16, p);
+#endif
+    }
+  }
+}
+
+// Where a streamed loop over y[0, n) starts: the first index i with y + i on a 64-byte cache
+// line boundary (elements before it take ordinary stores), or n when the loop cannot stream: no
+// streaming asked, fewer than eight vectors, a stored vector narrower than the 16 bytes that
+// x86's streaming stores always write or not dividing a line, or y not aligned to its element.
+template <Storage S, class D>
+HWY_INLINE size_t StreamStart(D d, const Elem<S>* y, size_t n, bool stream) {
+  constexpr size_t kLine = 64;
+  const size_t N = hn::Lanes(d);
+  const size_t vec_bytes = N * sizeof(Elem<S>);
+  if (!stream || n < 8 * N || vec_bytes % HWY_STREAM_MULTIPLE != 0 || kLine % vec_bytes != 0) {
+    return n;
+  }
+  const size_t mis = reinterpret_cast<uintptr_t>(y) % kLine;
+  if (mis % sizeof(Elem<S>) != 0) return n;
+  return mis == 0 ? 0 : (kLine - mis) / sizeof(Elem<S>);
+}
+
 // The first count (< Lanes(d)) elements at p, the other lanes set to fill.
 template <Storage S, class D>
 HWY_INLINE hn::Vec<D> LoadTailF(D d, const Elem<S>* HWY_RESTRICT p, size_t count, float fill) {
@@ -165,25 +212,49 @@ HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t co
   std::memcpy(p, buf, count * sizeof(Elem<S>));
 }
 
-// y[i] = fn(d, x[i]) for i < n, every element through the same vector code.
+// y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
+// ordinary stores up to the first line boundary (the last may overlap it, writing the same
+// values twice), then groups of four vectors computed first and streamed back to back, so that
+// each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
+// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
+// Returns the index it stopped at.
+template <Storage S, class D, class At>
+HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
+  const size_t N = hn::Lanes(d);
+  size_t i = StreamStart<S>(d, y, n, stream);
+  if (i < n) {
+    for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
+    for (; i + 4 * N <= n; i += 4 * N) {
+      const auto v0 = at(i), v1 = at(i + N), v2 = at(i + 2 * N), v3 = at(i + 3 * N);
+      StreamF<S>(d, v0, y + i);
+      StreamF<S>(d, v1, y + i + N);
+      StreamF<S>(d, v2, y + i + 2 * N);
+      StreamF<S>(d, v3, y + i + 3 * N);
+    }
+    hwy::FlushStream();
+  } else {
+    i = 0;
+  }
+  for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
+  return i;
+}
+
+// y[i] = fn(d, x[i]) for i < n, every element through the same vector code (elementwise, so the
+// value of y[i] never depends on i's place in a vector); stream: see StoreVectors.
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapUnary(D d, const Elem<S>* HWY_RESTRICT x, Elem<S>* HWY_RESTRICT y, size_t n,
-                         const Fn& fn) {
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) StoreF<S>(d, fn(d, LoadF<S>(d, x + i)), y + i);
+                         const Fn& fn, bool stream = false) {
+  const size_t i =
+      StoreVectors<S>(d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, x + j)); });
   if (i < n) StoreTailF<S>(d, fn(d, LoadTailF<S>(d, x + i, n - i, 0.0f)), y + i, n - i);
 }
 
 // y[i] = fn(d, a[i], b[i]) for i < n.
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY_RESTRICT b,
-                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn) {
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  for (; i + N <= n; i += N) {
-    StoreF<S>(d, fn(d, LoadF<S>(d, a + i), LoadF<S>(d, b + i)), y + i);
-  }
+                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn, bool stream = false) {
+  const size_t i = StoreVectors<S>(
+      d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, a + j), LoadF<S>(d, b + j)); });
   if (i < n) {
     const auto va = LoadTailF<S>(d, a + i, n - i, 0.0f);
     const auto vb = LoadTailF<S>(d, b + i, n - i, 0.0f);
