@@ -4,6 +4,7 @@
 // backend without the claim's op reports it not applicable, naming the op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -242,6 +243,19 @@ TEST(ClaimsKernel, ReportShowsWhichClaimsRanOnTheKernels) {
             std::string::npos)
       << s;
   EXPECT_EQ(s.find("FAILS"), std::string::npos) << s;
+}
+
+// verify's claims summary (summarize_claims): the kernel backends are among its backends, and a
+// line per kernel backend says how many claims ran on its kernels.
+TEST(ClaimsKernel, VerifySummaryIncludesTheKernelBackendsAndWhatRanThere) {
+  const ClaimsSummary s = summarize_claims();
+  const std::string text = to_text(s);
+  EXPECT_EQ(s.fails, 0) << text;
+  EXPECT_EQ(text.rfind("claims: 35 evaluated on ref, ref-f64, ", 0), 0u) << text;
+  for (const ClaimBackend& b : fast_backends()) {
+    EXPECT_NE(std::find(s.backends.begin(), s.backends.end(), b.name), s.backends.end()) << b.name;
+    EXPECT_NE(text.find("\n  " + b.name + " ran "), std::string::npos) << text;
+  }
 }
 
 }  // namespace
