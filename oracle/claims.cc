@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "oracle/backend.h"
 #include "oracle/claims_eval.h"
 
 namespace lmo::oracle {
@@ -37,19 +38,27 @@ std::string_view claim_status_name(ClaimStatus s) {
 }
 
 std::vector<ClaimBackend> claim_backends() {
-  std::vector<ClaimBackend> out{{"ref", std::nullopt}};
+  std::vector<ClaimBackend> out{{"ref", std::nullopt, nullptr}};
   for (ref::Format f : ref::kAllFormats) {
-    out.push_back({"ref-" + std::string(ref::format_name(f)), f});
+    out.push_back({"ref-" + std::string(ref::format_name(f)), f, nullptr});
+  }
+  // The kernel backends: everything available_backends() has beyond the reference ones.
+  for (std::unique_ptr<Backend>& b : available_backends()) {
+    const std::string name = b->name();
+    if (name == "ref" || name.rfind("ref-", 0) == 0) continue;
+    out.push_back({name, std::nullopt, std::shared_ptr<Backend>(std::move(b))});
   }
   return out;
 }
 
-std::optional<ClaimBackend> resolve_claim_backend(std::string_view name) {
-  for (const ClaimBackend& b : claim_backends()) {
-    if (b.name == name) return b;
+std::vector<ClaimBackend> resolve_claim_backends(std::string_view name) {
+  std::vector<ClaimBackend> out;
+  for (ClaimBackend& b : claim_backends()) {
+    if (b.name == name || (name == "fast" && b.name.rfind("fast-", 0) == 0)) {
+      out.push_back(std::move(b));
+    }
   }
-  // fast-<target> and gpu: see the header; nothing to resolve until their kernels exist.
-  return std::nullopt;
+  return out;
 }
 
 std::span<const Claim> claims_registry() {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,26 +32,35 @@ enum class ClaimStatus { kHolds, kRefutedAsStated, kErratumShown, kFails };
 std::string_view claim_kind_name(ClaimKind k);      // "identity", "bound", "counterexample"
 std::string_view claim_status_name(ClaimStatus s);  // "holds", "refuted as stated", …, "FAILS"
 
-// Where a claim can be evaluated. Today: `ref` (the reference on mp) and `ref-<format>` (the
-// reference on the simulated format: f64, f32, tf32, bf16, f16, e4m3, e5m2).
+class Backend;
+
+// Where a claim can be evaluated:
+//  - `ref` (the reference on mp) and `ref-<format>` (the reference on the simulated format: f64,
+//    f32, tf32, bf16, f16, e4m3, e5m2), through the claims' number-type templates;
+//  - every kernel backend of available_backends() (backend.h: `fast-<target>`, one per Highway
+//    target the CPU supports, and `gpu` once a device backend registers there): the claim's
+//    computations run as oracle ops through Backend::run (claims_kernel.h). A claim whose ops
+//    have no kernel on that backend reports so (applicable = false), never a silent pass.
 struct ClaimBackend {
   std::string name;
-  std::optional<ref::Format> format;  // empty: mp
+  std::optional<ref::Format> format;  // reference backends: empty for mp
+  std::shared_ptr<Backend> kernel;    // kernel backends: the backend the ops run on
 };
 
-// Every backend this build can evaluate claims on, in report order.
+// Every backend this build can evaluate claims on, in report order: the reference backends, then
+// the kernel backends this machine runs.
 std::vector<ClaimBackend> claim_backends();
 
-// The backend of that name, or empty when there is none. EXTENSION POINT: the `fast-<target>`
-// backends (one per Highway target the CPU supports, fast/targets.h) and `gpu` (when
-// gpu/api.h finds a device) plug in here, with the per-claim kernels they run in
-// claims_eval.h's for_backend; until their kernels exist these names resolve to nothing.
-std::optional<ClaimBackend> resolve_claim_backend(std::string_view name);
+// The backends a --backend value names: one by its name, or `fast` for every fast-<target> this
+// CPU supports. Empty when it names nothing here.
+std::vector<ClaimBackend> resolve_claim_backends(std::string_view name);
 
 // Evidence of one claim on one backend.
 struct BackendEvidence {
   std::string backend;
-  bool applicable = true;  // false: the format cannot hold the claim's inputs (see note)
+  // false: the format cannot hold the claim's inputs, or the backend has no kernel for the
+  // claim's ops, or the claim is reference-only (see note)
+  bool applicable = true;
   int trials = 0;          // trials evaluated (not skipped)
   double residual = 0;     // largest |A − B| / scale over the trials
   double bound = 0;        // the bound, same normalization, at the trial with the largest ratio

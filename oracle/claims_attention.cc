@@ -51,6 +51,135 @@ mp max_abs(const Mat<N>& m) {
   return claims::max_abs(m.data);
 }
 
+// Kernel trials (claims_kernel.h): the same identities as attention and attention_decode runs
+// on the ref-f32 trial's f32 inputs. A kernel may order its sums differently on the two sides
+// (one head alone, or h heads at once), so they are held to the allowances, not bitwise.
+
+// Rows [r0, r0 + nr) and columns [c0, c0 + nc) of a row-major matrix with `cols` columns.
+template <class T>
+std::vector<T> block(const std::vector<T>& m, int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                     int64_t nc) {
+  std::vector<T> out;
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    for (int64_t c = c0; c < c0 + nc; ++c) out.push_back(m[static_cast<size_t>(r * cols + c)]);
+  }
+  return out;
+}
+
+nlohmann::json attention_params(int64_t h, int64_t g, int64_t tokens, const char* mask) {
+  return {{"h", h}, {"g", g}, {"d", kDim}, {"tokens", tokens}, {"mask", mask}};
+}
+
+std::vector<KernelValue> run_attention(KernelRunner& k, const nlohmann::json& params,
+                                       const std::vector<double>& q, const std::vector<double>& kk,
+                                       const std::vector<double>& v,
+                                       const char* op = "attention") {
+  return k.run(op, params, {{"q", q}, {"k", kk}, {"v", v}}).at("o");
+}
+
+mp max_abs(const std::vector<double>& v) {
+  mp m = 0;
+  for (double x : v) m = std::max(m, mp(std::fabs(x)));
+  return m;
+}
+
+void kernel_c13(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const int64_t hd = kHeads * kDim;
+  const auto q = f32_uniform(ctx.seed, key("C13", "q", t), kTokens * hd, -1, 1);
+  for (int64_t g : {int64_t{1}, int64_t{2}, kHeads}) {
+    const std::string gs = std::to_string(g);
+    const auto kk = f32_uniform(ctx.seed, key("C13", "k" + gs, t), kTokens * g * kDim, -1, 1);
+    const auto v = f32_uniform(ctx.seed, key("C13", "v" + gs, t), kTokens * g * kDim, -1, 1);
+    const auto out = run_attention(k, attention_params(kHeads, g, kTokens, "causal"), q, kk, v);
+    std::vector<double> k_rep(static_cast<size_t>(kTokens * hd)), v_rep(k_rep.size());
+    for (int64_t j = 0; j < kHeads; ++j) {
+      const int64_t kv = j * g / kHeads;
+      const auto oj = run_attention(k, attention_params(1, 1, kTokens, "causal"),
+                                    block(q, hd, 0, kTokens, j * kDim, kDim),
+                                    block(kk, g * kDim, 0, kTokens, kv * kDim, kDim),
+                                    block(v, g * kDim, 0, kTokens, kv * kDim, kDim));
+      c.add_all(oj, block(out, hd, 0, kTokens, j * kDim, kDim), max_abs(v));
+      for (int64_t r = 0; r < kTokens; ++r) {
+        for (int64_t col = 0; col < kDim; ++col) {
+          const auto at = static_cast<size_t>(r * hd + j * kDim + col);
+          k_rep[at] = kk[static_cast<size_t>(r * g * kDim + kv * kDim + col)];
+          v_rep[at] = v[static_cast<size_t>(r * g * kDim + kv * kDim + col)];
+        }
+      }
+    }
+    c.add_all(run_attention(k, attention_params(kHeads, kHeads, kTokens, "causal"), q, k_rep,
+                            v_rep),
+              out, max_abs(v));
+  }
+}
+
+void kernel_c14(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto q = f32_uniform(ctx.seed, key("C14", "q", t), kTokens * kHeads * kDim, -1, 1);
+  const auto kk = f32_uniform(ctx.seed, key("C14", "k", t), kTokens * 2 * kDim, -1, 1);
+  const auto v = f32_uniform(ctx.seed, key("C14", "v", t), kTokens * 2 * kDim, -1, 1);
+  nlohmann::json win = attention_params(kHeads, 2, kTokens, "window");
+  win["window"] = kTokens + t % 3;
+  c.add_all(run_attention(k, win, q, kk, v),
+            run_attention(k, attention_params(kHeads, 2, kTokens, "causal"), q, kk, v),
+            max_abs(v));
+}
+
+void kernel_c15(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const int64_t tokens = 8, hd = kHeads * kDim, gd = 2 * kDim;
+  const auto q = f32_uniform(ctx.seed, key("C15", "q", t), tokens * hd, -1, 1);
+  const auto kk = f32_uniform(ctx.seed, key("C15", "k", t), tokens * gd, -1, 1);
+  const auto v = f32_uniform(ctx.seed, key("C15", "v", t), tokens * gd, -1, 1);
+  const auto lengths = uniform_ints(ctx.seed, key("C15", "len", t), tokens, 1, 5);
+  std::vector<std::pair<int64_t, int64_t>> docs;
+  std::vector<int64_t> starts;
+  for (int64_t at = 0, i = 0; at < tokens; ++i) {
+    const int64_t len = std::min(lengths[static_cast<size_t>(i)], tokens - at);
+    docs.push_back({at, len});
+    if (at > 0) starts.push_back(at);
+    at += len;
+  }
+  nlohmann::json doc = attention_params(kHeads, 2, tokens, "document");
+  doc["doc_starts"] = starts;
+  const auto out = run_attention(k, doc, q, kk, v);
+  for (auto [first, len] : docs) {
+    const auto alone = run_attention(k, attention_params(kHeads, 2, len, "causal"),
+                                     block(q, hd, first, len, 0, hd),
+                                     block(kk, gd, first, len, 0, gd),
+                                     block(v, gd, first, len, 0, gd));
+    c.add_all(alone, block(out, hd, first, len, 0, hd), max_abs(v));
+  }
+}
+
+void kernel_c16(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const int64_t hd = kHeads * kDim, gd = 2 * kDim;
+  const auto q = f32_uniform(ctx.seed, key("C16", "q", t), kTokens * hd, -1, 1);
+  const auto kk = f32_uniform(ctx.seed, key("C16", "k", t), kTokens * gd, -1, 1);
+  const auto v = f32_uniform(ctx.seed, key("C16", "v", t), kTokens * gd, -1, 1);
+  for (int64_t s = 0; s < kTokens; ++s) {
+    const nlohmann::json dec = {{"h", kHeads}, {"g", 2}, {"d", kDim}, {"cache_len", s + 1}};
+    const auto step = run_attention(k, dec, block(q, hd, s, 1, 0, hd),
+                                    block(kk, gd, 0, s + 1, 0, gd), block(v, gd, 0, s + 1, 0, gd),
+                                    "attention_decode");
+    const auto full = run_attention(k, attention_params(kHeads, 2, s + 1, "causal"),
+                                    block(q, hd, 0, s + 1, 0, hd), block(kk, gd, 0, s + 1, 0, gd),
+                                    block(v, gd, 0, s + 1, 0, gd));
+    c.add_all(step, block(full, hd, s, 1, 0, hd), max_abs(v));
+  }
+}
+
+// C17 on a kernel backend: online_softmax for every tile size against softmax. The online
+// log-sum-exp and tiled attention have no op of their own (attention takes no tile), so that
+// part of the claim stays on the reference backends.
+void kernel_c17(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const int64_t n = 12;
+  const auto z = f32_uniform(ctx.seed, key("C17", "z", t), n, -6, 6);
+  const auto p = k.run("softmax", {{"rows", 1}, {"n", n}}, {{"z", z}}).at("p");
+  for (int64_t tile = 1; tile <= n; ++tile) {
+    c.add_all(k.run("online_softmax", {{"rows", 1}, {"n", n}, {"tile", tile}}, {{"z", z}}).at("p"),
+              p, mp(1));
+  }
+}
+
 // C13: attention with h query heads and g KV heads equals, head by head, single-head attention
 // of query head j on KV head ⌊j·g/h⌋ (g = h: MHA; g = 1: MQA), and equals MHA on K, V with each
 // KV head repeated h/g times.
@@ -79,7 +208,8 @@ ClaimEvidence eval_c13(const ClaimContext& ctx) {
       }
       c.add_all(ref::attention<N>(q, k_rep, v_rep, config(kHeads)).data, out.data, max_abs(v));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c13(ctx, t, k, c); });
 }
 
 // The input positions on which output row `row` of L stacked residual attention layers
@@ -122,7 +252,8 @@ ClaimEvidence eval_c14(const ClaimContext& ctx) {
         win.window = kTokens + t % 3;
         c.add_all(ref::attention<N>(q, k, v, win).data, ref::attention<N>(q, k, v, config(2)).data,
                   max_abs(v));
-      });
+      },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c14(ctx, t, k, c); });
   std::string reaches;
   bool reach_ok = true;
   for (auto [layers, window] : {std::pair<int64_t, int64_t>{1, 3}, {2, 3}, {3, 2}, {2, 4}}) {
@@ -161,7 +292,8 @@ ClaimEvidence eval_c15(const ClaimContext& ctx) {
           ref::attention<N>(rows(q, first, len), rows(k, first, len), rows(v, first, len), config(2));
       c.add_all(alone.data, rows(out, first, len).data, max_abs(v));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c15(ctx, t, k, c); });
 }
 
 // C16: decoding with a KV cache reproduces, at every step, the last row of full causal attention.
@@ -177,7 +309,8 @@ ClaimEvidence eval_c16(const ClaimContext& ctx) {
                                             rows(v, 0, s + 1), config(2));
       c.add_all(step, rows(full, s, 1).data, max_abs(v));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c16(ctx, t, k, c); });
 }
 
 // C17: online softmax, online log-sum-exp and tiled attention equal the untiled computation for
@@ -199,7 +332,8 @@ ClaimEvidence eval_c17(const ClaimContext& ctx) {
     for (int64_t tile = 1; tile <= kTokens; ++tile) {
       c.add_all(ref::attention_tiled<N>(q, k, v, config(2), tile).data, full.data, max_abs(v));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c17(ctx, t, k, c); });
 }
 
 // E03: MHA has h KV heads; with 1 KV head (the notes' table) the outputs differ.
@@ -229,20 +363,24 @@ std::vector<Claim> attention_claims() {
       {"C13", "000 §4.2; 001; 002",
        "GQA with g = h is MHA, with g = 1 is MQA, and equals MHA with each KV head repeated h/g "
        "times",
-       ClaimKind::kIdentity, kBitwiseSource, eval_c13},
+       ClaimKind::kIdentity, std::string(kBitwiseSource) + "; " + kKernelSource, eval_c13},
       {"C14", "001; 002",
        "sliding-window attention with w >= T equals full causal attention; L layers of window w "
        "reach L(w - 1) + 1 tokens",
-       ClaimKind::kIdentity, kBitwiseSource, eval_c14},
+       ClaimKind::kIdentity, std::string(kBitwiseSource) + "; " + kKernelSource, eval_c14},
       {"C15", "004 Llama 3", "document masking equals running attention separately on each document",
-       ClaimKind::kIdentity, kBitwiseSource, eval_c15},
+       ClaimKind::kIdentity, std::string(kBitwiseSource) + "; " + kKernelSource, eval_c15},
       {"C16", "000 §4.1",
        "KV-cache decoding reproduces, at every step, the last row of full causal attention",
-       ClaimKind::kIdentity, kBitwiseSource, eval_c16},
+       ClaimKind::kIdentity, std::string(kBitwiseSource) + "; " + kKernelSource, eval_c16},
       {"C17", "F17",
        "online/tiled softmax and tiled attention equal the untiled computation for every tile "
        "size",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c17},
+       ClaimKind::kIdentity,
+       std::string(kAnalysisSource) + "; " + kKernelSource +
+           " (on kernels: online_softmax against softmax; online log-sum-exp and tiled "
+           "attention have no op)",
+       eval_c17},
       {"E03", "001 §4-2", "notes' table: MHA has 1 KV head; correct: MHA has h KV heads",
        ClaimKind::kCounterexample, "n/a: the two forms compared in exact arithmetic", eval_e03},
   };

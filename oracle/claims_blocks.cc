@@ -85,7 +85,10 @@ ClaimEvidence eval_c20(const ClaimContext& ctx) {
           return ref::matmul<N>(h, w.w2);
         });
     c.add_all(fused.data, shared.data, mp(1));
-  });
+  },
+      ReferenceOnly{
+          "fused vs separate projections: no op computes a bare matrix product, so no backend "
+          "can run either side"});
 }
 
 // C27: post-LN, pre-LN, double-norm and OLMo 2 blocks equal their equations written out with the
@@ -121,7 +124,10 @@ ClaimEvidence eval_c27(const ClaimContext& ctx) {
       c.add_all(ref::olmo2_block(x, at, ml, n1, n2).data,
                 residual_add(x3, n2(mlp(x3, w))).data, mp(1));
     }
-  });
+  },
+      ReferenceOnly{
+          "not yet written as op runs (a decoder_block run against the norm, attention and "
+          "FFN runs it is composed of)"});
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oracle/claims.h"
+#include "oracle/claims_kernel.h"
 #include "oracle/claims_tracked.h"
 #include "oracle/inputs.h"
 #include "reference/linalg.h"
@@ -32,9 +33,8 @@ inline const char* kAnalysisSource =
     "running error analysis (claims_tracked.h): |A - B| <= bound(A) + bound(B), each derived per "
     "operation from the format's unit roundoff (u per rounding, 8 ulp per libm call)";
 
-// The number type a backend evaluates on: mp for `ref`, Tracked<T> for `ref-<format>`.
-// EXTENSION POINT (with resolve_claim_backend): fast-<target> and gpu backends are dispatched
-// here to the per-claim kernel runners once those exist.
+// The number type a reference backend evaluates on: mp for `ref`, Tracked<T> for `ref-<format>`.
+// Kernel backends (b.kernel) run ops instead: run_identity's kernel trial.
 template <class Fn>
 void for_backend(const ClaimBackend& b, Fn&& fn) {
   if (!b.format) return fn.template operator()<mp>();
@@ -148,6 +148,10 @@ double error_of(const N& x) {
   }
 }
 
+// A kernel's value: its allowance is its error bound (claims_kernel.h).
+inline mp value_of(const KernelValue& x) { return x.value; }
+inline double error_of(const KernelValue& x) { return x.allowance; }
+
 // Accumulates the pairs (A, B) of one backend's trials and judges them.
 class IdentityCheck {
  public:
@@ -202,22 +206,66 @@ class IdentityCheck {
   double worst_ratio_residual_ = 0;
 };
 
-// Runs `trial.template operator()<N>(t, check)` for t < trials on every backend of ctx and
-// returns the evidence, status kHolds when every backend is ok, kFails otherwise.
-template <class Trial>
-ClaimEvidence run_identity(const ClaimContext& ctx, int trials, FloatBound mode, Trial&& trial) {
+// A claim not run on kernel backends, and why (a kernel backend gets an n/a row saying so).
+struct ReferenceOnly {
+  std::string why;
+};
+
+// The evidence of one kernel backend: `kernel_trial(t, runner, check)` for t < trials, each
+// trial running the claim's computations as ops on the backend (claims_kernel.h). A NoKernel
+// from the runner makes the row not applicable, naming the op the backend lacks.
+template <class KernelTrial>
+BackendEvidence run_kernel_trials(const ClaimBackend& b, int trials, KernelTrial&& kernel_trial) {
+  KernelRunner runner(*b.kernel);
+  IdentityCheck check(b.name, false, FloatBound::kAnalysis);
+  try {
+    for (int t = 0; t < trials; ++t) {
+      kernel_trial(t, runner, check);
+      check.end_trial();
+    }
+  } catch (const NoKernel& e) {
+    BackendEvidence na;
+    na.backend = b.name;
+    na.applicable = false;
+    na.note = "n/a: " + std::string(e.what()) + " (the claim needs it)";
+    return na;
+  }
+  BackendEvidence ev = check.result();
+  const std::string ran = "kernels run: " + runner.ops_run() + " (f32 storage)";
+  ev.note = ev.note.empty() ? ran : ran + "; " + ev.note;
+  return ev;
+}
+
+// Runs `trial.template operator()<N>(t, check)` for t < trials on every reference backend of ctx
+// and `kernel_trial` on every kernel backend, and returns the evidence, status kHolds when every
+// backend is ok, kFails otherwise.
+template <class Trial, class KernelTrial>
+ClaimEvidence run_identity(const ClaimContext& ctx, int trials, FloatBound mode, Trial&& trial,
+                           KernelTrial&& kernel_trial) {
   ClaimEvidence ev;
   ev.trials = trials;
   bool all_ok = true;
   for (const ClaimBackend& b : ctx.backends) {
-    for_backend(b, [&]<class N>() {
-      IdentityCheck check(b.name, is_mp_v<N>, mode);
-      for (int t = 0; t < trials; ++t) {
-        trial.template operator()<N>(t, check);
-        check.end_trial();
+    if (b.kernel) {
+      if constexpr (std::is_same_v<std::decay_t<KernelTrial>, ReferenceOnly>) {
+        BackendEvidence na;
+        na.backend = b.name;
+        na.applicable = false;
+        na.note = "n/a: reference only: " + kernel_trial.why;
+        ev.backends.push_back(na);
+      } else {
+        ev.backends.push_back(run_kernel_trials(b, trials, kernel_trial));
       }
-      ev.backends.push_back(check.result());
-    });
+    } else {
+      for_backend(b, [&]<class N>() {
+        IdentityCheck check(b.name, is_mp_v<N>, mode);
+        for (int t = 0; t < trials; ++t) {
+          trial.template operator()<N>(t, check);
+          check.end_trial();
+        }
+        ev.backends.push_back(check.result());
+      });
+    }
     all_ok = all_ok && ev.backends.back().ok;
   }
   ev.status = all_ok ? ClaimStatus::kHolds : ClaimStatus::kFails;

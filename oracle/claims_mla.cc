@@ -35,7 +35,10 @@ ClaimEvidence eval_c21(const ClaimContext& ctx) {
     if (!all_finite(naive.u.data)) return c.skip("10000 (the RoPE base) is not finite here");
     const auto absorbed = ref::mla_absorbed<N>(h, ref::mla_absorb<N>(w, cfg), cfg);
     c.add_all(absorbed.u.data, naive.u.data, mp(1) + max_abs(naive.u.data));
-  });
+  },
+      ReferenceOnly{
+          "absorbed vs naive MLA: the mla_decode op evaluates one form only, so a backend cannot "
+          "run both sides"});
 }
 
 // C22: RoPE applied to the compressed q^C = c^Q W^UQ and k^C = c^KV W^UK cannot be absorbed: the

@@ -19,11 +19,30 @@ ref::RouterConfig<N> router() {
   return r;
 }
 
+// C24 on a kernel backend: the gates moe_router writes for the selected experts sum to 1, with
+// and without the balancing bias. That the gates follow the unbiased affinities, and the shared
+// experts, need the affinities and the layer, which the op does not output: reference only.
+void kernel_c24(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto z = f32_uniform(ctx.seed, key("C24", "z", t), kExperts, -3, 3);
+  const auto bias = f32_uniform(ctx.seed, key("C24", "bias", t), kExperts, -0.5, 0.5);
+  nlohmann::json params = {{"tokens", 1}, {"experts", kExperts}, {"top_k", kTopK},
+                           {"score", "sigmoid"}};
+  const auto plain = k.run("moe_router", params, {{"logits", z}}).at("gates");
+  params["bias"] = true;
+  const auto biased = k.run("moe_router", params, {{"logits", z}, {"bias", bias}}).at("gates");
+  for (const auto* gates : {&plain, &biased}) {
+    KernelValue sum = exact_value(0);
+    for (const KernelValue& g : *gates) sum = sum + g;
+    c.add_exact(sum, mp(1), mp(1));
+  }
+}
+
 // C24: the selected gates sum to 1; the balancing bias changes which experts are chosen but never
 // the gate formula (gates come from the unbiased affinities of the selected experts); shared
 // experts are always active.
 ClaimEvidence eval_c24(const ClaimContext& ctx) {
   int changed = 0;
+  bool in_mp = false;  // the selection change is counted in exact arithmetic only
   ClaimEvidence ev =
       run_identity(ctx, 8, FloatBound::kAnalysis, [&]<class N>(int t, IdentityCheck& c) {
         using S = std::span<const N>;
@@ -42,7 +61,10 @@ ClaimEvidence eval_c24(const ClaimContext& ctx) {
             c.add(r->gates[k], N(plain.affinities[r->experts[k]] / denom), mp(1));
           }
         }
-        if constexpr (is_mp_v<N>) changed += plain.experts != biased.experts;
+        if constexpr (is_mp_v<N>) {
+          in_mp = true;
+          changed += plain.experts != biased.experts;
+        }
         // Shared experts: present in the output whatever the routing (here all routed experts
         // output 0, so the layer is u + Σ shared φ(u)).
         const auto u = uniform<N>(ctx.seed, key("C24", "u", t), kModel, -1, 1);
@@ -56,7 +78,9 @@ ClaimEvidence eval_c24(const ClaimContext& ctx) {
             kExperts, [](std::span<const N> x) { return std::vector<N>(x.size(), N(0)); });
         const auto out = ref::moe_layer<N>(S(u), biased, shared, routed);
         for (int64_t i = 0; i < kModel; ++i) c.add(out[i], N(u[i] + N(u[i] * scale[i])), mp(1));
-      });
+      },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c24(ctx, t, k, c); });
+  if (!in_mp) return ev;  // a backend selection without ref: the count needs mp
   ev.summary = "the bias changed the selection in " + std::to_string(changed) + " of 8 trials (mp)";
   if (changed == 0) ev.status = ClaimStatus::kFails;
   return ev;
@@ -98,7 +122,11 @@ ClaimEvidence eval_c25(const ClaimContext& ctx) {
     N fsum(0);
     for (const N& f : a.f) fsum = fsum + f;
     c.add(fsum, N(kExperts), mp(kExperts));
-  });
+  },
+      ReferenceOnly{
+          "the claim sets the routings and affinities directly (a balanced routing, random "
+          "selections and their relabelling); the load_balance_loss op derives both from its "
+          "own logits, so no op run can pose these inputs"});
 }
 
 // E04: normalizing the gates over all N experts (the notes) instead of the selected ones.
@@ -127,7 +155,9 @@ std::vector<Claim> moe_claims() {
       {"C24", "004",
        "MoE gates of the selected experts sum to 1; the balancing bias changes which experts are "
        "chosen but never the gate formula; shared experts are always active",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c24},
+       ClaimKind::kIdentity,
+       std::string(kAnalysisSource) + "; " + kKernelSource + " (on kernels: the gates sum to 1)",
+       eval_c24},
       {"C25", "004",
        "load-balance loss = alpha under perfectly balanced routing with uniform affinities; "
        "invariant to permuting experts; sum_i f_i = N",

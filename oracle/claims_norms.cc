@@ -16,6 +16,47 @@ std::vector<N> scaled(const std::vector<N>& x, const N& c, const N& b) {
   return y;
 }
 
+// C09 on a kernel backend: the same three identities, as rmsnorm and layernorm runs (two rows
+// each: the two sides). x and the shift lie on the 2^-12 grid and c in [0.5, 4) on the 2^-8
+// grid, so c·x is a multiple of 2^-20 below 2^3 (23 bits) and c·x + shift one below 10: exact
+// in f32, both sides see exactly the inputs the identity relates. (A power-of-two c would make
+// the kernel's two rows differ by an exact scaling only, and the identity trivially bitwise.)
+void kernel_c09(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  using std::abs;
+  std::vector<double> x = f32_uniform(ctx.seed, key("C09", "x", t), kDim, -2, 2);
+  for (double& v : x) v = on_grid(v, 12);
+  const auto g = f32_uniform(ctx.seed, key("C09", "gamma", t), kDim, 0.5, 1.5);
+  const auto beta = f32_uniform(ctx.seed, key("C09", "beta", t), kDim, -1, 1);
+  const auto cb = f32_uniform(ctx.seed, key("C09", "cb", t), 2, 0.5, 4);
+  const double scale_c = on_grid(cb[0], 8), shift = on_grid(cb[1] - 2, 12);
+  mp g_max = 0, beta_max = 0;
+  for (int64_t i = 0; i < kDim; ++i) {
+    g_max = std::max(g_max, mp(abs(mp(g[i]))));
+    beta_max = std::max(beta_max, mp(abs(mp(beta[i]))));
+  }
+  const mp scale = sqrt(mp(kDim)) * g_max + beta_max;
+  std::vector<double> rms_in = x, ln_in = x, z(x.begin(), x.begin() + kDim / 2);
+  for (int64_t i = 0; i < kDim; ++i) {
+    rms_in.push_back(scale_c * x[i]);
+    ln_in.push_back(scale_c * x[i] + shift);
+  }
+  for (int64_t i = 0; i < kDim / 2; ++i) z.push_back(-x[i]);
+  const nlohmann::json two = {{"rows", 2}, {"d", kDim}, {"eps", 0.0}};
+  const auto r = k.run("rmsnorm", two, {{"x", rms_in}, {"gamma", g}}).at("y");
+  const auto l = k.run("layernorm", two, {{"x", ln_in}, {"gamma", g}, {"beta", beta}}).at("y");
+  const nlohmann::json one = {{"rows", 1}, {"d", kDim}, {"eps", 1e-5}};
+  const auto rz = k.run("rmsnorm", one, {{"x", z}, {"gamma", g}}).at("y");
+  const auto lz =
+      k.run("layernorm", one, {{"x", z}, {"gamma", g}, {"beta", std::vector<double>(kDim, 0.0)}})
+          .at("y");
+  for (int64_t i = 0; i < kDim; ++i) {
+    const auto j = static_cast<size_t>(i);
+    c.add(r[j + kDim], r[j], scale);
+    c.add(l[j + kDim], l[j], scale);
+    c.add(rz[j], lz[j], scale);
+  }
+}
+
 // C09: RMSNorm(c·x) = RMSNorm(x) (ε = 0, c > 0); LayerNorm(c·x + b) = LayerNorm(x) (ε = 0);
 // RMSNorm(x) = LayerNorm(x) with β = 0 on zero-mean input (any common ε).
 ClaimEvidence eval_c09(const ClaimContext& ctx) {
@@ -40,7 +81,8 @@ ClaimEvidence eval_c09(const ClaimContext& ctx) {
     const std::vector<N> no_beta(kDim, N(0));
     c.add_all(ref::rmsnorm<N>(S(z), S(g), eps), ref::layernorm<N>(S(z), S(g), S(no_beta), eps),
               scale);
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c09(ctx, t, k, c); });
 }
 
 // E01: the notes' x / sqrt(‖x‖² + ε) is F02 divided by √d (ε = 0).
@@ -77,7 +119,7 @@ std::vector<Claim> norm_claims() {
       {"C09", "000 §1.2",
        "RMSNorm(c x) = RMSNorm(x) (c > 0, eps = 0); LayerNorm is shift- and scale-invariant; "
        "RMSNorm = LayerNorm (beta = 0) on zero-mean input",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c09},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c09},
       {"E01", "000 §1.2, 002, 003",
        "notes: RMSNorm x / sqrt(||x||^2 + eps); correct: x / sqrt(mean(x^2) + eps), off by "
        "sqrt(d)",

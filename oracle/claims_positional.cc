@@ -17,6 +17,49 @@ std::vector<N> pe(int64_t p) {
   return ref::sinusoidal_pe(ref::rope_position<N>(p), kDim);
 }
 
+// Kernel trials (claims_kernel.h): sinusoidal_pe runs at the ref-f32 trial's positions; the
+// dot products and rotations are formed from the kernel's outputs in exact arithmetic, their
+// allowances propagated.
+constexpr int64_t kMaxKernelPosition = int64_t{1} << 20;
+
+std::vector<std::vector<KernelValue>> kernel_pe(KernelRunner& k,
+                                                const std::vector<int64_t>& positions) {
+  const nlohmann::json params = {
+      {"tokens", positions.size()}, {"d", kDim}, {"max_position", kMaxKernelPosition}};
+  const auto pe = k.run("sinusoidal_pe", params,
+                        {{"positions", {positions.begin(), positions.end()}}})
+                      .at("pe");
+  std::vector<std::vector<KernelValue>> rows;
+  for (size_t r = 0; r < positions.size(); ++r) {
+    rows.emplace_back(pe.begin() + static_cast<int64_t>(r) * kDim,
+                      pe.begin() + static_cast<int64_t>(r + 1) * kDim);
+  }
+  return rows;
+}
+
+void kernel_c01(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto p = uniform_ints(ctx.seed, key("C01", "p", t), 2, 0, kMaxKernelPosition);
+  const auto pe = kernel_pe(k, p);
+  mp rhs = 0;
+  for (int64_t i = 0; i < kDim / 2; ++i) {
+    rhs += cos(mp(p[0] - p[1]) / pow(mp(10000), mp(2 * i) / kDim));
+  }
+  c.add(kernel_dot(pe[0], pe[1]), exact_value(rhs), mp(kDim / 2));
+}
+
+void kernel_c02(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto pk = uniform_ints(ctx.seed, key("C02", "pk", t), 2, 0, kMaxKernelPosition / 2);
+  const auto pe = kernel_pe(k, {pk[0] + pk[1], pk[0], pk[1]});
+  const auto &lhs = pe[0], &at_p = pe[1], &at_k = pe[2];
+  std::vector<KernelValue> rhs(kDim);
+  for (size_t i = 0; i < static_cast<size_t>(kDim); i += 2) {
+    const KernelValue &sp = at_p[i], &cp = at_p[i + 1], &sk = at_k[i], &ck = at_k[i + 1];
+    rhs[i] = sp * ck + cp * sk;
+    rhs[i + 1] = cp * ck - sp * sk;
+  }
+  c.add_all(lhs, rhs, mp(1));
+}
+
 // C01: PE(p1)·PE(p2) = Σ_i cos((p1 − p2)·ω_i), ω_i = 1/10000^(2i/d) (formed as in F07).
 ClaimEvidence eval_c01(const ClaimContext& ctx) {
   return run_identity(ctx, 12, FloatBound::kAnalysis, [&]<class N>(int t, IdentityCheck& c) {
@@ -33,7 +76,8 @@ ClaimEvidence eval_c01(const ClaimContext& ctx) {
       rhs = rhs + N(cos(N(diff / N(pow(base, N(N(2 * i) / N(kDim)))))));
     }
     c.add(lhs, rhs, mp(kDim / 2));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c01(ctx, t, k, c); });
 }
 
 // C02: PE(p + k) = M_k PE(p): (sin, cos) of each frequency rotated by the angle k·ω_i,
@@ -53,7 +97,8 @@ ClaimEvidence eval_c02(const ClaimContext& ctx) {
       rhs[i + 1] = N(cp * ck) - N(sp * sk);
     }
     c.add_all(lhs, rhs, mp(1));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c02(ctx, t, k, c); });
 }
 
 // ⟨v_x + E_i, v_y + E_j⟩ for two token vectors and two position rows.
@@ -128,10 +173,10 @@ std::vector<Claim> positional_claims() {
       {"C01", "000 §1.5.1",
        "PE(p1).PE(p2) = sum_i cos((p1 - p2) w_i): the sinusoidal dot product depends only on "
        "p1 - p2",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c01},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c01},
       {"C02", "Vaswani et al. §3.5, behind 000 §1.5.1",
        "PE(p + k) is a fixed linear map (block rotation by k w_i) of PE(p), for every p",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c02},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c02},
       {"C03", "000 §1.5.4",
        "with token embeddings added, <v_x + E_i, v_y + E_j> is not a function of i - j alone",
        ClaimKind::kCounterexample, "n/a: a counterexample in exact arithmetic", eval_c03},

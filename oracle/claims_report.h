@@ -14,7 +14,9 @@ namespace lmo::oracle {
 
 struct ClaimsOptions {
   std::string id;       // one claim ("C05"), or empty for all
-  std::string backend;  // one backend ("ref", "ref-bf16"), or empty for all (claim_backends())
+  // One backend ("ref", "ref-bf16", "fast-avx2"), "fast" for every fast-<target>, or empty for
+  // all (claim_backends()).
+  std::string backend;
   bool json = false;
   uint64_t seed = 20261122;
 };
@@ -32,6 +34,9 @@ struct ClaimsSummary {
   int total = 0;
   int holds = 0, refuted = 0, errata = 0, fails = 0;
   std::vector<std::string> failing;  // "C05: <summary>"
+  std::vector<std::string> backends;  // where they were evaluated (claim_backends())
+  // One line per kernel backend: how many claims ran on its kernels, and which.
+  std::string kernel_coverage;
   nlohmann::json json = nlohmann::json::array();
 };
 ClaimsSummary summarize_claims(uint64_t seed = 20261122);

@@ -39,6 +39,9 @@ mp norm2(const std::vector<N>& v) {
   return sqrt(s);
 }
 
+void kernel_c05(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c);
+void kernel_c06(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c);
+
 // C05: ⟨f(q, m), f(k, n)⟩ = ⟨f(q, m + s), f(k, n + s)⟩.
 ClaimEvidence eval_c05(const ClaimContext& ctx) {
   return run_identity(ctx, 12, FloatBound::kAnalysis, [&]<class N>(int t, IdentityCheck& c) {
@@ -49,7 +52,8 @@ ClaimEvidence eval_c05(const ClaimContext& ctx) {
     const N a = dot(rot(q, mns[0], th), rot(k, mns[1], th));
     const N b = dot(rot(q, mns[0] + mns[2], th), rot(k, mns[1] + mns[2], th));
     c.add(a, b, norm2(q) * norm2(k));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c05(ctx, t, k, c); });
 }
 
 // C06: ‖R(p)x‖ = ‖x‖, R(b)R(a)x = R(a + b)x, R(0)x = x.
@@ -63,7 +67,8 @@ ClaimEvidence eval_c06(const ClaimContext& ctx) {
     c.add(dot(rx, rx), dot(x, x), n2);
     c.add_all(rot(rx, ab[1], th), rot(x, ab[0] + ab[1], th), norm2(x));
     c.add_all(rot(x, 0, th), x, norm2(x));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c06(ctx, t, k, c); });
 }
 
 // C07: the complex form (x_2k + i x_2k+1)·e^{ipθ_k} and the block-diagonal matrix product
@@ -93,7 +98,10 @@ ClaimEvidence eval_c07(const ClaimContext& ctx) {
     const auto matrix_form = ref::vecmat<N>(std::span<const N>(x), r_t);
     c.add_all(complex_form, elementwise, norm2(x));
     c.add_all(matrix_form, elementwise, norm2(x));
-  });
+  },
+      ReferenceOnly{
+          "the complex, matrix and elementwise forms are three reference formulations of one "
+          "rotation; the rope op computes only one of them"});
 }
 
 // The half-split layout's position of interleaved dimension i: 2k → k, 2k + 1 → k + d/2.
@@ -105,6 +113,71 @@ std::vector<N> to_half_split(const std::vector<N>& v) {
   const int64_t d = static_cast<int64_t>(v.size());
   for (int64_t i = 0; i < d; ++i) out[half_index(i, d)] = v[i];
   return out;
+}
+
+// Kernel trials (claims_kernel.h): rope runs, one head of kHead dimensions per token row, on
+// the ref-f32 trial's f32 inputs and positions; the op's own θ_k = 10000^(−2k/d) (every claim
+// here holds for any θ). Scores and norms are formed from the kernel's outputs in exact
+// arithmetic, their allowances propagated.
+constexpr int64_t kMaxKernelPosition = int64_t{1} << 20;
+
+std::vector<KernelValue> kernel_rope(KernelRunner& k, const std::vector<double>& rows,
+                                     const std::vector<int64_t>& positions,
+                                     const char* layout = "interleaved") {
+  const nlohmann::json params = {{"tokens", positions.size()}, {"heads", 1},
+                                 {"head_dim", kHead},         {"layout", layout},
+                                 {"max_position", kMaxKernelPosition}};
+  return k.run("rope", params, {{"x", rows}, {"positions", {positions.begin(), positions.end()}}})
+      .at("y");
+}
+
+std::vector<KernelValue> row(const std::vector<KernelValue>& m, int64_t r) {
+  return {m.begin() + r * kHead, m.begin() + (r + 1) * kHead};
+}
+
+std::vector<double> stacked(std::initializer_list<std::vector<double>> rows) {
+  std::vector<double> out;
+  for (const auto& r : rows) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+mp norm2(const std::vector<double>& v) {
+  mp s = 0;
+  for (double x : v) s += mp(x) * mp(x);
+  return sqrt(s);
+}
+
+void kernel_c05(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto q = f32_uniform(ctx.seed, key("C05", "q", t), kHead, -1, 1);
+  const auto kk = f32_uniform(ctx.seed, key("C05", "k", t), kHead, -1, 1);
+  const auto mns = uniform_ints(ctx.seed, key("C05", "mns", t), 3, 0, kMaxKernelPosition / 2);
+  const auto y = kernel_rope(k, stacked({q, kk, q, kk}),
+                             {mns[0], mns[1], mns[0] + mns[2], mns[1] + mns[2]});
+  c.add(kernel_dot(row(y, 0), row(y, 1)), kernel_dot(row(y, 2), row(y, 3)), norm2(q) * norm2(kk));
+}
+
+// C06 on a kernel: ‖R(p)x‖ = ‖x‖ and R(0)x = x. R(b)R(a) = R(a + b) would feed a kernel's
+// output back as its input, whose allowance the op's contract does not cover: reference only.
+void kernel_c06(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto x = f32_uniform(ctx.seed, key("C06", "x", t), kHead, -1, 1);
+  const auto ab = uniform_ints(ctx.seed, key("C06", "ab", t), 2, 0, kMaxKernelPosition / 2);
+  const auto y = kernel_rope(k, stacked({x, x}), {ab[0], 0});
+  const mp n = norm2(x);
+  const auto rx = row(y, 0), r0 = row(y, 1);
+  c.add_exact(kernel_dot(rx, rx), n * n, n * n);
+  for (int64_t i = 0; i < kHead; ++i) c.add_exact(r0[i], mp(x[i]), n);
+}
+
+void kernel_c08(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto q = f32_uniform(ctx.seed, key("C08", "q", t), kHead, -1, 1);
+  const auto kk = f32_uniform(ctx.seed, key("C08", "k", t), kHead, -1, 1);
+  const auto mn = uniform_ints(ctx.seed, key("C08", "mn", t), 2, 0, kMaxKernelPosition);
+  const auto yi = kernel_rope(k, stacked({q, kk}), {mn[0], mn[1]});
+  const auto yh =
+      kernel_rope(k, stacked({to_half_split(q), to_half_split(kk)}), {mn[0], mn[1]}, "half_split");
+  c.add_all(to_half_split(row(yi, 0)), row(yh, 0), norm2(q));
+  c.add(kernel_dot(row(yi, 0), row(yi, 1)), kernel_dot(row(yh, 0), row(yh, 1)),
+        norm2(q) * norm2(kk));
 }
 
 // C08: interleaved RoPE on q, k gives the same scores as half-split RoPE on the permuted q, k
@@ -120,7 +193,8 @@ ClaimEvidence eval_c08(const ClaimContext& ctx) {
     const auto kh = rot(to_half_split(k), mn[1], th, RopeLayout::kHalfSplit);
     c.add_all(to_half_split(qi), qh, norm2(q));
     c.add(dot(qi, ki), dot(qh, kh), norm2(q) * norm2(k));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c08(ctx, t, k, c); });
 }
 
 // E08: the notes' inverse frequencies 1/base^(2k/d_model), k = 1 … d_model/2, against F10's
@@ -159,9 +233,12 @@ std::vector<Claim> rope_claims() {
   return {
       {"C05", "000 §1.5.4; 002",
        "RoPE: <f(q, m), f(k, n)> depends only on m - n (shift both positions by s: unchanged)",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c05},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c05},
       {"C06", "000 §1.5.4", "RoPE is orthogonal (norm-preserving), R(b)R(a) = R(a + b), R(0) = I",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c06},
+       ClaimKind::kIdentity,
+       std::string(kAnalysisSource) + "; " + kKernelSource +
+           " (on kernels: the norm and R(0) = I; R(b)R(a) = R(a + b) is reference only)",
+       eval_c06},
       {"C07", "000 §1.5.4; 001",
        "RoPE complex form (x_2k + i x_2k+1) e^{ip theta_k} and the block-diagonal matrix product "
        "equal the elementwise cos/sin implementation",
@@ -169,7 +246,7 @@ std::vector<Claim> rope_claims() {
       {"C08", "001 vs 002",
        "interleaved and half-split RoPE give identical scores once the q/k projection rows are "
        "permuted",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c08},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c08},
       {"E08", "001 §2-4 code notes",
        "notes: inverse frequencies for k = 1 ... d_model/2; correct: k = 0 ... d_head/2 - 1, per "
        "head",

@@ -21,6 +21,41 @@ std::vector<N> shifted(const std::vector<N>& z, const N& c) {
   return out;
 }
 
+// C10 on a kernel backend, as cross_entropy and softmax runs with the rows z and z + c: CE =
+// −z_y + log Z (the kernel's log Z) = −log softmax_y, shift invariance of softmax and CE, and
+// the z-loss's change λ(2c·log Z + c²) under the shift. z and c lie on the 2^-12 grid, so z + c
+// is exact in f32; λ = 2^-13 is exact in every format (the reference trial's 1e-4 is not).
+void kernel_c10(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  std::vector<double> z = f32_uniform(ctx.seed, key("C10", "z", t), kVocab, -4, 4);
+  for (double& v : z) v = on_grid(v, 12);
+  const double shift = on_grid(f32_uniform(ctx.seed, key("C10", "c", t), 1, -8, 8)[0], 12);
+  const int64_t y = uniform_ints(ctx.seed, key("C10", "y", t), 1, 0, kVocab)[0];
+  std::vector<double> rows = z;
+  for (double v : z) rows.push_back(v + shift);
+  const std::vector<double> targets{static_cast<double>(y), static_cast<double>(y)};
+  const double lambda = std::ldexp(1.0, -13);
+  const nlohmann::json ce_params = {{"rows", 2}, {"vocab", kVocab}};
+  const KernelOutputs ce = k.run("cross_entropy", ce_params, {{"z", rows}, {"target", targets}});
+  const auto& loss = ce.at("loss");
+  const auto& logz = ce.at("logz");
+  const auto p = k.run("softmax", {{"rows", 2}, {"n", kVocab}}, {{"z", rows}}).at("p");
+  nlohmann::json zl_params = ce_params;
+  zl_params["z_loss"] = lambda;
+  const auto zl = k.run("cross_entropy", zl_params, {{"z", rows}, {"target", targets}}).at("loss");
+  const mp scale = 1 + abs(loss[0].exact);
+  const mp zy(z[static_cast<size_t>(y)]);
+  c.add(loss[0], neg_log(p[static_cast<size_t>(y)]), scale);
+  c.add(loss[0], KernelValue{-zy, -zy, 0} + logz[0], scale);
+  for (int64_t j = 0; j < kVocab; ++j) {
+    c.add(p[static_cast<size_t>(kVocab + j)], p[static_cast<size_t>(j)], mp(1));
+  }
+  c.add(loss[1], loss[0], scale);
+  const mp cm(shift), lm(lambda);
+  const KernelValue penalty_change =
+      scaled(logz[0], 2 * lm * cm) + KernelValue{lm * cm * cm, lm * cm * cm, 0};
+  c.add(zl[1] - zl[0], penalty_change, scale);
+}
+
 // C10: CE = −z_y + log Z = −log softmax_y; softmax and CE are shift-invariant; z-loss is not
 // (it changes by exactly λ(2c·log Z + c²)), and its penalty λ(log Z)² is 0 when Z = 1.
 ClaimEvidence eval_c10(const ClaimContext& ctx) {
@@ -47,7 +82,8 @@ ClaimEvidence eval_c10(const ClaimContext& ctx) {
       c.add(mp(ref::z_loss<mp>(S(logp), y, lambda) - ref::cross_entropy<mp>(S(logp), y)), mp(0),
             mp(1));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c10(ctx, t, k, c); });
 }
 
 // The z-loss as a function of the logits, in mp100, for central differences.
@@ -76,6 +112,20 @@ std::vector<mp> z_loss_derivative(const std::vector<mp>& z, int64_t y, const mp&
   return g;
 }
 
+// C11 on a kernel backend: the gradient output of cross_entropy with z-loss against the
+// derivative of the exact loss (λ = 2^-10, exact in every format, so the kernel and the
+// derivative use the same λ).
+void kernel_c11(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  const auto z = f32_uniform(ctx.seed, key("C11", "z", t), kVocab, -4, 4);
+  const int64_t y = uniform_ints(ctx.seed, key("C11", "y", t), 1, 0, kVocab)[0];
+  const double lambda = std::ldexp(1.0, -10);
+  const auto g = k.run("cross_entropy", {{"rows", 1}, {"vocab", kVocab}, {"z_loss", lambda}},
+                       {{"z", z}, {"target", {static_cast<double>(y)}}})
+                     .at("grad");
+  const auto d = z_loss_derivative(std::vector<mp>(z.begin(), z.end()), y, mp(lambda));
+  for (size_t j = 0; j < g.size(); ++j) c.add_exact(g[j], d[j], mp(1));
+}
+
 // C11: the F13 gradient p_j − [j = y] + 2λ·log Z·p_j equals the derivative of the loss.
 ClaimEvidence eval_c11(const ClaimContext& ctx) {
   return run_identity(ctx, 8, FloatBound::kAnalysis, [&]<class N>(int t, IdentityCheck& c) {
@@ -88,7 +138,37 @@ ClaimEvidence eval_c11(const ClaimContext& ctx) {
     for (const N& v : z) zm.push_back(value_of(v));
     const auto d = z_loss_derivative(zm, y, mp("1e-3"));
     for (size_t j = 0; j < g.size(); ++j) c.add_exact(g[j], d[j], mp(1));
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c11(ctx, t, k, c); });
+}
+
+// C12 on a kernel backend: one softcap run over z, −z and the small values; the same four
+// properties, each value with its allowance.
+void kernel_c12(const ClaimContext& ctx, int t, KernelRunner& k, IdentityCheck& c) {
+  using std::abs;
+  const double cap = t % 2 == 0 ? 50 : 30;
+  const mp cap_exact(cap);
+  auto z = f32_uniform(ctx.seed, key("C12", "z", t), 16, -200, 200);
+  std::sort(z.begin(), z.end());
+  const auto small = f32_uniform(ctx.seed, key("C12", "small", t), 16, -5, 5);
+  std::vector<double> in = z;
+  for (double v : z) in.push_back(-v);
+  in.insert(in.end(), small.begin(), small.end());
+  const auto f = k.run("softcap", {{"n", in.size()}, {"cap", cap}}, {{"z", in}}).at("y");
+  const size_t n = z.size();
+  for (size_t i = 0; i < n; ++i) {
+    c.add(f[n + i], -f[i], cap_exact);                                // odd
+    c.add_le(abs(f[i].value), f[i].allowance, cap_exact, cap_exact);  // bounded
+    if (i + 1 < n) {                                                  // monotone
+      c.add_le(f[i].value, f[i].allowance + f[i + 1].allowance, f[i + 1].value, cap_exact);
+    }
+  }
+  for (size_t i = 0; i < small.size(); ++i) {
+    const KernelValue& fv = f[2 * n + i];
+    const mp zv(small[i]);
+    c.add_le(abs(fv.value - zv), fv.allowance, abs(zv * zv * zv) / (3 * cap_exact * cap_exact),
+             mp(1));
+  }
 }
 
 // C12: cap·tanh(z/cap) is odd, monotone, bounded by cap, and within |z|³/(3 cap²) of z
@@ -116,7 +196,8 @@ ClaimEvidence eval_c12(const ClaimContext& ctx) {
       c.add_le(abs(value_of(fv) - zv), error_of(fv), abs(zv * zv * zv) / (3 * cap_exact * cap_exact),
                mp(1));
     }
-  });
+  },
+      [&](int t, KernelRunner& k, IdentityCheck& c) { kernel_c12(ctx, t, k, c); });
 }
 
 // E02: the notes' ((log Z)² − 0)² is (log Z)⁴, not the (log Z − 0)² = (log Z)² PaLM penalizes.
@@ -143,15 +224,15 @@ std::vector<Claim> softmax_claims() {
       {"C10", "000 §3",
        "CE = -z_y + log Z = -log softmax_y; softmax and CE are shift-invariant; z-loss is not, and "
        "is 0 iff Z = 1",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c10},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c10},
       {"C11", "000 §3",
        "the z-loss gradient formula (F13) equals the derivative of the loss (mp100 central "
        "differences)",
-       ClaimKind::kIdentity, kAnalysisSource, eval_c11},
+       ClaimKind::kIdentity, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c11},
       {"C12", "001 §4-1",
        "soft-capping is odd, monotone, bounded by cap, and within |z|^3/(3 cap^2) of z (~identity "
        "for |z| << cap)",
-       ClaimKind::kBound, kAnalysisSource, eval_c12},
+       ClaimKind::kBound, std::string(kAnalysisSource) + "; " + kKernelSource, eval_c12},
       {"E02", "000 §3",
        "notes: Loss_z = ((log Z)^2 - 0)^2 = (log Z)^2; the middle expression is (log Z)^4",
        ClaimKind::kCounterexample, "n/a: the two forms compared in exact arithmetic", eval_e02},

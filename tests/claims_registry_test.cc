@@ -90,10 +90,12 @@ TEST_P(EveryClaim, ReturnsItsExpectedStatusOnEveryBackend) {
     EXPECT_TRUE(std::regex_search(x.second, number)) << x.second;
     EXPECT_NE(x.first, x.second);
   } else if (ev.backends[0].backend != "exact") {
-    // Identities and bounds: mp and all seven float formats, each judged.
-    ASSERT_EQ(ev.backends.size(), 8u) << c->id;
+    // Identities and bounds: mp and all seven float formats, each judged, then one row per
+    // kernel backend (claims_kernel_test.cc checks those).
+    ASSERT_EQ(ev.backends.size(), ctx.backends.size()) << c->id;
     EXPECT_EQ(ev.backends[0].backend, "ref");
     EXPECT_LT(ev.backends[0].ratio, 1.0) << c->id;  // mp residual < 1e-40 · scale
+    for (size_t i = 0; i < 8; ++i) EXPECT_FALSE(ctx.backends[i].kernel) << i;
     for (const BackendEvidence& b : ev.backends) EXPECT_TRUE(b.ok) << c->id << " " << b.backend;
   }
 }
@@ -122,12 +124,22 @@ ClaimEvidence broken_c05(const ClaimContext& ctx) {
       return ref::dot<N>(std::span<const N>(a), std::span<const N>(b));
     };
     c.add(dot(rot(q, 3), rot(k, 1)), dot(rot(q, 3 + 5), rot(k, 1 + 5 + 1)), mp(1));
-  });
+  },
+      ReferenceOnly{"a test-local formula"});
+}
+
+// The reference backends of claim_backends(): ref and the seven ref-<format>.
+std::vector<ClaimBackend> reference_backends() {
+  std::vector<ClaimBackend> out;
+  for (ClaimBackend& b : claim_backends()) {
+    if (!b.kernel) out.push_back(std::move(b));
+  }
+  return out;
 }
 
 TEST(ClaimsRegistry, ABrokenIdentityFailsInMpAndInEveryFloatFormatWithSmallBounds) {
   ClaimContext ctx;
-  ctx.backends = claim_backends();
+  ctx.backends = reference_backends();
   const ClaimEvidence ev = broken_c05(ctx);
   EXPECT_EQ(ev.status, ClaimStatus::kFails);
   ASSERT_EQ(ev.backends.size(), 8u);
@@ -140,14 +152,15 @@ TEST(ClaimsRegistry, ABrokenIdentityFailsInMpAndInEveryFloatFormatWithSmallBound
 TEST(ClaimsRegistry, ABitwiseClaimFailsOnTheSmallestDifference) {
   using namespace claims;
   ClaimContext ctx;
-  ctx.backends = claim_backends();
+  ctx.backends = reference_backends();
   const ClaimEvidence ev =
       run_identity(ctx, 2, FloatBound::kBitwise, [&]<class N>(int t, IdentityCheck& c) {
         const auto x = uniform<N>(ctx.seed, key("broken", "x", t), 3, 1, 2);
         // (x0 + x1) + x2 against x0 + (x1 + x2): not the same operations, so not bitwise.
         c.add(N(N(x[0] + x[1]) + x[2]), N(x[0] + N(x[1] + x[2])), mp(1));
         c.add(N(x[0] * N(3)), N(N(x[0] + x[0]) + N(x[0] + x[0]) - x[0]), mp(1));
-      });
+      },
+      ReferenceOnly{"a test-local formula"});
   EXPECT_EQ(ev.status, ClaimStatus::kFails);
   EXPECT_TRUE(ev.backends[0].ok);  // exact in mp
 }

@@ -55,10 +55,11 @@ int main(int argc, char** argv) {
   // claims: every C- and E-row of the catalog with its evidence (oracle/claims_report.h).
   lmo::oracle::ClaimsOptions claims_opts;
   CLI::App* claims = app.add_subcommand(
-      "claims", "Check every claim and erratum of the notes on the reference backends");
+      "claims", "Check every claim and erratum of the notes on the reference and kernel backends");
   claims->add_option("--id", claims_opts.id, "One claim or erratum (C01 … C27, E01 … E08)");
   claims->add_option("--backend", claims_opts.backend,
-                     "One backend: ref (mp) or ref-<format> (f64 f32 tf32 bf16 f16 e4m3 e5m2)");
+                     "One backend: ref (mp), ref-<format> (f64 f32 tf32 bf16 f16 e4m3 e5m2), "
+                     "fast-<target>, fast (every fast target of this CPU) or gpu");
   claims->add_flag("--json", claims_opts.json, "Print JSON instead of a table");
 
   VerifyArgs verify_args;
