@@ -161,6 +161,47 @@ HWY_INLINE void StoreRow(D d, const float* HWY_RESTRICT acc, float l, Elem<S>* H
   }
 }
 
+// Whether the block's value rows [j0, j0 + n) (dv columns each) are all finite: 0·x is 0 for a
+// finite x and NaN for ±inf or NaN, so one vector sum of 0·x tells.
+template <class D>
+HWY_INLINE bool ValuesFinite(D d, const float* HWY_RESTRICT v, int64_t ldv, int64_t n,
+                             int64_t dv) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto zero = hn::Zero(d);
+  auto acc = hn::Zero(d);
+  for (int64_t j = 0; j < n; ++j) {
+    const float* row = v + j * ldv;
+    int64_t c = 0;
+    for (; c + N <= dv; c += N) acc = hn::Add(acc, hn::Mul(hn::LoadU(d, row + c), zero));
+    for (; c < dv; ++c) {
+      if (!std::isfinite(row[c])) return false;
+    }
+  }
+  return hn::AllFalse(d, hn::IsNaN(acc));
+}
+
+// O += P · V over the visible keys only. The sgemm over the whole block also multiplies the
+// hidden keys' P = 0 into their values, which is exact for finite values but makes 0·NaN = NaN
+// for a NaN or ±inf value at a hidden key, leaking it into rows that never see that key
+// (docs/nan-inf.md). So a block with a non-finite value is summed key by key, skipping them.
+inline void AddVisibleValues(const CoreArgs& a, const float* st, int64_t ld_st, int64_t rows,
+                             int64_t nh, int64_t i0, int64_t j0, int64_t n, int64_t kv,
+                             const std::vector<int64_t>& lo, const std::vector<int64_t>& hi,
+                             float* ot, int64_t ldo_tile) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t qi = r / nh;
+    const int64_t pos = a.kv_len - a.q_len + i0 + qi;
+    float* orow = ot + r * ldo_tile;
+    const int64_t c0 = std::max<int64_t>(0, lo[qi] - j0), c1 = std::min(n, hi[qi] - j0);
+    for (int64_t c = c0; c < c1; ++c) {
+      if (a.mask == AttentionMask::document && a.doc_ids[j0 + c] != a.doc_ids[pos]) continue;
+      const float p = st[r * ld_st + c];
+      const float* vrow = a.v + (j0 + c) * a.ldv + kv * a.dv;
+      for (int64_t e = 0; e < a.dv; ++e) orow[e] += p * vrow[e];
+    }
+  }
+}
+
 // Lanes past a row's width in the O tile: rows are padded to a multiple of the widest vector.
 inline int64_t PaddedWidth(int64_t n) {
   constexpr int64_t kPad = HWY_MAX_BYTES / sizeof(float);
@@ -235,8 +276,14 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
           m[r] = m_new;
           if (corr != 1.0f) ScaleRow(d, &ot[r * ldo_tile], a.dv, corr);
         }
-        sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, a.v + j0 * a.ldv + kv * a.dv, a.ldv, false,
-              1.0f, ot.data(), ldo_tile);
+        const float* vblock = a.v + j0 * a.ldv + kv * a.dv;
+        if (ValuesFinite(d, vblock, a.ldv, n, a.dv)) {
+          sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, vblock, a.ldv, false, 1.0f, ot.data(),
+                ldo_tile);
+        } else {
+          AddVisibleValues(a, st.data(), kKeyBlock, rows, nh, i0, j0, n, kv, lo, hi, ot.data(),
+                           ldo_tile);
+        }
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = i0 + r / nh, head = h0 + r % nh;
