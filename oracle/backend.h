@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "oracle/case.h"
@@ -54,6 +55,12 @@ class Backend {
 
 // Every backend of this build that can run on this machine, in a fixed order.
 std::vector<std::unique_ptr<Backend>> available_backends();
+
+// Whether a backend name given on the command line selects the backend `name`: itself, or
+// "fast" for every fast-<target> backend (each Highway target this CPU supports).
+inline bool backend_selected_by(std::string_view asked, std::string_view name) {
+  return name == asked || (asked == "fast" && name.starts_with("fast-"));
+}
 
 // Writes values rounded to nearest-even in the buffer's format (indices for top-k outputs).
 void store_outputs(const Outputs<double>& values, std::vector<GuardedBuffer>& outputs);

@@ -54,7 +54,7 @@ std::vector<ClaimBackend> claim_backends() {
 std::vector<ClaimBackend> resolve_claim_backends(std::string_view name) {
   std::vector<ClaimBackend> out;
   for (ClaimBackend& b : claim_backends()) {
-    if (b.name == name || (name == "fast" && b.name.rfind("fast-", 0) == 0)) {
+    if (backend_selected_by(name, b.name)) {
       out.push_back(std::move(b));
     }
   }

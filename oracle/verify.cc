@@ -33,17 +33,19 @@ std::vector<Backend*> select_backends(const std::vector<std::unique_ptr<Backend>
     return out;
   }
   for (const std::string& n : names) {
-    Backend* found = nullptr;
+    bool found = false;
     for (const auto& b : all) {
-      if (b->name() == n) found = b.get();
+      if (!backend_selected_by(n, b->name())) continue;
+      found = true;
+      if (std::find(out.begin(), out.end(), b.get()) == out.end()) out.push_back(b.get());
     }
     if (!found) {
       std::string known;
       for (const auto& b : all) known += (known.empty() ? "" : ", ") + b->name();
       throw InputError("command line", "--backend",
-                       "unknown backend \"" + n + "\" (available here: " + known + ")");
+                       "unknown backend \"" + n + "\" (available here: " + known +
+                           "; \"fast\" selects every fast-<target>)");
     }
-    if (std::find(out.begin(), out.end(), found) == out.end()) out.push_back(found);
   }
   return out;
 }

@@ -68,7 +68,8 @@ struct VerifyReport {
   VerifyTimes times;
 };
 
-// The backends named (all of them in order when names is empty: those in the default run).
+// The backends named (all of them in order when names is empty: those in the default run);
+// "fast" names every fast-<target> backend (backend_selected_by).
 // Throws InputError (field "--backend") for an unknown name, listing the known ones.
 std::vector<Backend*> select_backends(const std::vector<std::unique_ptr<Backend>>& all,
                                       const std::vector<std::string>& names);

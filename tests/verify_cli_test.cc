@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "support/run_cli.h"
@@ -62,6 +63,26 @@ TEST(VerifyCli, JsonHasOneRowPerCaseBackendFormat) {
   EXPECT_EQ(j["rows"][0]["verdict"], "pass");
   EXPECT_EQ(j["rows"][1]["format"], "bf16");
   EXPECT_EQ(j["failed"], 0);
+}
+
+// `--backend fast` is every fast-<target> backend this CPU supports, and nothing else.
+TEST(VerifyCli, BackendFastSelectsEveryFastTarget) {
+  const Result r =
+      run("verify --json --backend fast --case-file " + write_case_file("good.json", kGood));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json listing = nlohmann::json::parse(run("list --json").out);
+  std::set<std::string> fast;
+  for (const auto& b : listing.at("backends")) {
+    const std::string name = b.at("name");
+    if (name.starts_with("fast-")) fast.insert(name);
+  }
+  ASSERT_FALSE(fast.empty()) << listing;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::set<std::string> ran;
+  for (const auto& row : j.at("rows")) ran.insert(row.at("backend").get<std::string>());
+  EXPECT_EQ(ran, fast) << r.out;
+  EXPECT_EQ(j.at("rows").size(), 2 * fast.size()) << r.out;
+  EXPECT_EQ(j.at("failed"), 0) << r.out;
 }
 
 TEST(VerifyCli, TheNaiveKernelIsRunOnlyWhenAskedAndOnlyOnItsFormat) {

@@ -35,8 +35,8 @@ CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
   CLI::App* v = app.add_subcommand(
       "verify", "Run the backends on the cases and judge them against the exact reference");
   v->add_option("--backend", a.backends,
-                "Backends to run (repeatable; default: every backend of the default run, see "
-                "`lmoracle list`)");
+                "Backends to run (repeatable; \"fast\" = every fast-<target>; default: every "
+                "backend of the default run, see `lmoracle list`)");
   v->add_option("--format", a.formats, "Storage formats to run (repeatable; default: the case's)");
   v->add_option("--filter", a.filter, "Regular expression searched in case IDs");
   v->add_option("--cases", a.cases_dir, "Folder of case files (default: the built-in cases/)");
