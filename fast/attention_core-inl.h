@@ -161,23 +161,28 @@ HWY_INLINE void StoreRow(D d, const float* HWY_RESTRICT acc, float l, Elem<S>* H
   }
 }
 
-// Whether the block's value rows [j0, j0 + n) (dv columns each) are all finite: 0·x is 0 for a
-// finite x and NaN for ±inf or NaN, so one vector sum of 0·x tells.
+// Per KV head kv and key j, the number of value rows before j that are not all finite, at
+// [kv · (kv_len + 1) + j]: a key block [j0, j0 + n) holds one iff the counts at its ends differ.
+// The value rows are scanned once per call here, not once per (row tile, key block) in the loop.
+// 0·x is 0 for a finite x and NaN for ±inf or NaN, so one vector sum of 0·x tells.
 template <class D>
-HWY_INLINE bool ValuesFinite(D d, const float* HWY_RESTRICT v, int64_t ldv, int64_t n,
-                             int64_t dv) {
+std::vector<int64_t> NonFiniteValueCounts(D d, const CoreArgs& a) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const auto zero = hn::Zero(d);
-  auto acc = hn::Zero(d);
-  for (int64_t j = 0; j < n; ++j) {
-    const float* row = v + j * ldv;
-    int64_t c = 0;
-    for (; c + N <= dv; c += N) acc = hn::Add(acc, hn::Mul(hn::LoadU(d, row + c), zero));
-    for (; c < dv; ++c) {
-      if (!std::isfinite(row[c])) return false;
+  std::vector<int64_t> count(static_cast<size_t>(a.kv_heads * (a.kv_len + 1)), 0);
+  for (int64_t kv = 0; kv < a.kv_heads; ++kv) {
+    int64_t* c_kv = &count[static_cast<size_t>(kv * (a.kv_len + 1))];
+    for (int64_t j = 0; j < a.kv_len; ++j) {
+      const float* row = a.v + j * a.ldv + kv * a.dv;
+      auto acc = hn::Zero(d);
+      int64_t c = 0;
+      for (; c + N <= a.dv; c += N) acc = hn::Add(acc, hn::Mul(hn::LoadU(d, row + c), zero));
+      bool finite = hn::AllFalse(d, hn::IsNaN(acc));
+      for (; c < a.dv; ++c) finite = finite && std::isfinite(row[c]);
+      c_kv[j + 1] = c_kv[j] + (finite ? 0 : 1);
     }
   }
-  return hn::AllFalse(d, hn::IsNaN(acc));
+  return count;
 }
 
 // O += P · V over the visible keys only. The sgemm over the whole block also multiplies the
@@ -218,6 +223,7 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
   const int64_t row_tiles = (a.q_len + row_tile - 1) / row_tile;
   const int64_t ldo_tile = PaddedWidth(a.dv);
   blas_single_threaded();
+  const std::vector<int64_t> nonfinite = NonFiniteValueCounts(d, a);
   parallel_for(a.kv_heads * head_tiles * row_tiles, 1, [&](int64_t begin, int64_t end) {
     std::vector<float> qt, q2t, st, ot, m, l;
     std::vector<int64_t> lo, hi;
@@ -277,7 +283,8 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
           if (corr != 1.0f) ScaleRow(d, &ot[r * ldo_tile], a.dv, corr);
         }
         const float* vblock = a.v + j0 * a.ldv + kv * a.dv;
-        if (ValuesFinite(d, vblock, a.ldv, n, a.dv)) {
+        const int64_t* bad = &nonfinite[static_cast<size_t>(kv * (a.kv_len + 1))];
+        if (bad[j0 + n] == bad[j0]) {
           sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, vblock, a.ldv, false, 1.0f, ot.data(),
                 ldo_tile);
         } else {

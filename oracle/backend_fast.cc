@@ -76,18 +76,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
   return m;
 }
 
-std::optional<fast::Storage> storage_of(ref::Format f) {
-  switch (f) {
-    case ref::Format::f32:
-      return fast::Storage::f32;
-    case ref::Format::bf16:
-      return fast::Storage::bf16;
-    case ref::Format::f16:
-      return fast::Storage::f16;
-    default:
-      return std::nullopt;
-  }
-}
+constexpr auto* storage_of = &op_adapters::storage_of<fast::Storage>;
 
 class FastBackend : public Backend {
  public:

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +25,26 @@ using namespace lmo::testdata;
 using ref::mp;
 
 using F32 = ref::Sim<ref::Format::f32>;
+
+// `run` (arming and filling `o`) judged with the op's policy on every supported target, then
+// its bytes compared across thread counts.
+void expect_judged_everywhere(const std::string& op, const std::function<void()>& run,
+                              const std::vector<mp>& exact, const oracle::GuardedBuffer& o,
+                              const std::vector<double>& naive, Storage s,
+                              const std::string& what) {
+  const std::string where = what + " " + std::string(storage_name(s));
+  for_each_target([&](const std::string& target) {
+    run();
+    expect_judged(op, "", exact, o, naive,
+                  what + " " + target + " " + std::string(storage_name(s)));
+  });
+  expect_thread_invariant(
+      [&] {
+        run();
+        return bytes_of(o);
+      },
+      where);
+}
 
 struct Shape {
   Shape(int64_t h_, int64_t g_, int64_t d_, int64_t t_q_, int64_t t_k_,
@@ -109,17 +130,8 @@ void check_attention(const Shape& c, uint64_t seed, const std::string& what) {
     const std::vector<mp> exact = reference_attention<mp>(c, in);
     const std::vector<double> naive = as_doubles(reference_attention<F32>(c, in));
     oracle::GuardedBuffer o(dtype_of(s), {c.t_q, c.h * c.d});
-    for_each_target([&](const std::string& target) {
-      run_attention(c, s, in, o);
-      expect_judged("attention", "", exact, o, naive,
-                    what + " " + target + " " + std::string(storage_name(s)));
-    });
-    expect_thread_invariant(
-        [&] {
-          run_attention(c, s, in, o);
-          return bytes_of(o);
-        },
-        what + " " + std::string(storage_name(s)));
+    expect_judged_everywhere(
+        "attention", [&] { run_attention(c, s, in, o); }, exact, o, naive, s, what);
   }
 }
 
@@ -205,17 +217,7 @@ void check_decode(int64_t h, int64_t g, int64_t d, int64_t t, int64_t window, do
       attention_decode(s, in.q.bytes().data(), in.k.bytes().data(), in.v.bytes().data(), o.data(),
                        h, g, d, t, window, static_cast<float>(cap));
     };
-    for_each_target([&](const std::string& target) {
-      run();
-      expect_judged("attention_decode", "", exact, o, naive,
-                    what + " " + target + " " + std::string(storage_name(s)));
-    });
-    expect_thread_invariant(
-        [&] {
-          run();
-          return bytes_of(o);
-        },
-        what);
+    expect_judged_everywhere("attention_decode", run, exact, o, naive, s, what);
   }
 }
 
@@ -280,17 +282,7 @@ void check_mla(const MlaShape& c, uint64_t seed) {
       mla_decode(s, in.q_c.bytes().data(), in.q_r.bytes().data(), in.c_kv.bytes().data(),
                  in.k_r.bytes().data(), in.w_uk.bytes().data(), o.data(), a);
     };
-    for_each_target([&](const std::string& target) {
-      run();
-      expect_judged("mla_decode", "", exact, o, naive,
-                    what + " " + target + " " + std::string(storage_name(s)));
-    });
-    expect_thread_invariant(
-        [&] {
-          run();
-          return bytes_of(o);
-        },
-        what);
+    expect_judged_everywhere("mla_decode", run, exact, o, naive, s, what);
   }
 }
 
