@@ -79,3 +79,6 @@ void rope_table(Storage s, const void* x, Storage table_storage, const void* cos
                 RopeLayout layout);
 
 }  // namespace lmo::gpu
+
+// Attention, its decode step and absorbed MLA decode (F15, F16, F19).
+#include "gpu/api_attention.h"  // IWYU pragma: export

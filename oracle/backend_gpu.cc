@@ -13,6 +13,7 @@
 #include "gpu/api.h"
 #include "oracle/backend.h"
 #include "oracle/backend_adapters.h"
+#include "oracle/backend_gpu_attention.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/rope.h"
 
@@ -66,6 +67,9 @@ const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
     auto all = op_adapters::common_adapters<GpuKernels>();
     all.emplace("rope", run_rope);
     all.emplace("rope_table", run_rope);
+    all.emplace("attention", run_gpu_attention);
+    all.emplace("attention_decode", run_gpu_attention);
+    all.emplace("mla_decode", run_gpu_mla_decode);
     return all;
   }();
   return m;
@@ -79,8 +83,9 @@ class GpuBackend : public Backend {
     return "CUDA kernels (gpu/) on " + dev_.name + " (sm_" + std::to_string(dev_.compute_major) +
            std::to_string(dev_.compute_minor) + "), f32/bf16/f16 storage, f32 results";
   }
-  std::string unsupported(const Case& c, const Op&, ref::Format storage) const override {
+  std::string unsupported(const Case& c, const Op& op, ref::Format storage) const override {
     if (!gpu_adapters().count(c.op)) return "no GPU kernel for " + c.op + " yet";
+    if (std::string why = gpu_attention_unsupported(c.op, op); !why.empty()) return why;
     if (!op_adapters::storage_of<gpu::Storage>(storage)) {
       return "the GPU kernels store f32, bf16 and f16 only";
     }

@@ -1,0 +1,207 @@
+// gpu/api_attention.h on top of gpu/launch_attention.h: fast/attention.cc's and
+// fast/mla_decode.cc's validation (fast/validate.h, before any CUDA call) plus the kernels' size
+// limits, then copy in, launch, wait, copy out (gpu/host_call.h).
+#include "gpu/api_attention.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fast/validate.h"
+#include "gpu/host_call.h"
+#include "gpu/launch_attention.h"
+
+namespace lmo::gpu {
+namespace {
+
+using detail::bytes_of;
+using detail::Call;
+using detail::check_storage;
+using fast::detail::check_cap;
+using fast::detail::check_count;
+using fast::detail::check_ptr;
+
+[[noreturn]] void fail(const char* fn, const std::string& what) {
+  throw std::invalid_argument(std::string(fn) + ": " + what);
+}
+
+// The scale to use: `scale`, or 1/√dims rounded once from double (`dflt` names that default).
+float checked_scale(const char* fn, float scale, int64_t dims, const char* dflt) {
+  if (scale == 0.0f) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims)));
+  if (!(scale > 0.0f) || std::isinf(scale)) {
+    fail(fn,
+         "scale is " + std::to_string(scale) + ", expected a finite scale > 0 (0: " + dflt + ")");
+  }
+  return scale;
+}
+
+// value ≤ max, a limit of the kernels (gpu/attention.cuh).
+void check_limit(const char* fn, const char* name, int64_t value, int64_t max) {
+  if (value > max) {
+    fail(fn, std::string(name) + " is " + std::to_string(value) +
+                 ", expected <= " + std::to_string(max) + " (the GPU attention kernel's limit)");
+  }
+}
+
+// Products of the shapes must not overflow the int64 index arithmetic of the kernels.
+void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
+  if (a > 0 && b > (int64_t{1} << 62) / a) {
+    fail(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
+                 ", expected a product < 2^62");
+  }
+}
+
+void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
+                const void* o, const AttentionArgs& a) {
+  check_storage(fn, s);
+  check_count(fn, "heads", a.heads, 1);
+  check_count(fn, "kv_heads", a.kv_heads, 1);
+  if (a.heads % a.kv_heads != 0) {
+    fail(fn, "kv_heads is " + std::to_string(a.kv_heads) +
+                 ", expected a divisor of heads = " + std::to_string(a.heads));
+  }
+  check_count(fn, "head_dim", a.head_dim, 1);
+  check_limit(fn, "head_dim", a.head_dim, kGpuAttentionMaxDim);
+  check_count(fn, "q_len", a.q_len, 0);
+  check_count(fn, "kv_len", a.kv_len, 0);
+  check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
+  check_elements(fn, "q_len*heads*head_dim", a.q_len, a.heads * a.head_dim);
+  check_elements(fn, "kv_len*heads*head_dim", a.kv_len, a.heads * a.head_dim);
+  if (a.softcap != 0.0f) check_cap(fn, a.softcap);
+  switch (a.mask) {
+    case AttentionMask::none:
+    case AttentionMask::causal:
+      break;
+    case AttentionMask::window:
+      check_count(fn, "window", a.window, 1);
+      break;
+    case AttentionMask::document:
+      check_ptr(fn, "doc_ids", a.doc_ids, a.kv_len > 0);
+      if (a.q_len > a.kv_len) {
+        fail(fn, "q_len is " + std::to_string(a.q_len) +
+                     ", expected <= kv_len = " + std::to_string(a.kv_len) +
+                     " with a document mask (the queries are the last positions)");
+      }
+      break;
+    default:
+      fail(fn, "mask is " + std::to_string(static_cast<int>(a.mask)) +
+                   ", expected none, causal, window or document");
+  }
+  check_ptr(fn, "q", q, a.q_len > 0);
+  check_ptr(fn, "o", o, a.q_len > 0);
+  check_ptr(fn, "k", k, a.q_len > 0 && a.kv_len > 0);
+  check_ptr(fn, "v", v, a.q_len > 0 && a.kv_len > 0);
+}
+
+// Validated arguments: copy in, launch, copy out.
+void run_attention(const char* fn, Storage s, const void* q, const void* k, const void* v, void* o,
+                   AttentionArgs a, float scale) {
+  if (a.q_len == 0) return;
+  const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
+  Call call(fn);
+  const void* dq = call.upload(q, bytes_of(s, a.q_len * hd));
+  // kv_len = 0 (every row NaN): one element so that the device pointers are valid.
+  const int64_t kv = a.kv_len > 0 ? a.kv_len * gd : 1;
+  const void* dk = a.kv_len > 0 ? call.upload(k, bytes_of(s, kv)) : call.alloc(bytes_of(s, kv));
+  const void* dv = a.kv_len > 0 ? call.upload(v, bytes_of(s, kv)) : call.alloc(bytes_of(s, kv));
+  if (a.mask == AttentionMask::document && a.kv_len > 0) {
+    a.doc_ids = static_cast<const int64_t*>(
+        call.upload(a.doc_ids, static_cast<size_t>(a.kv_len) * sizeof(int64_t)));
+  } else {
+    a.doc_ids = nullptr;
+  }
+  void* d_o = call.alloc(bytes_of(s, a.q_len * hd));
+  call.run(launch_attention(s, dq, dk, dv, d_o, a, scale, nullptr));
+  call.download(o, d_o, bytes_of(s, a.q_len * hd));
+  call.finish();
+}
+
+}  // namespace
+
+void attention(Storage s, const void* q, const void* k, const void* v, void* o,
+               const AttentionArgs& a) {
+  constexpr const char* fn = "gpu::attention";
+  check_args(fn, s, q, k, v, o, a);
+  const float scale = checked_scale(fn, a.scale, a.head_dim, "1/√d");
+  run_attention(fn, s, q, k, v, o, a, scale);
+}
+
+void attention_decode(Storage s, const void* q, const void* k, const void* v, void* o,
+                      int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
+                      int64_t window, float softcap, float scale) {
+  constexpr const char* fn = "gpu::attention_decode";
+  check_count(fn, "cache_len", cache_len, 1);
+  check_count(fn, "window", window, 0);
+  AttentionArgs a;
+  a.heads = heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.q_len = 1;
+  a.kv_len = cache_len;
+  a.mask = window > 0 ? AttentionMask::window : AttentionMask::causal;
+  a.window = window;
+  a.softcap = softcap;
+  a.scale = scale;
+  check_args(fn, s, q, k, v, o, a);
+  run_attention(fn, s, q, k, v, o, a, checked_scale(fn, scale, head_dim, "1/√d"));
+}
+
+void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, const void* k_r,
+                const void* w_uk, void* o, const MlaDecodeArgs& a) {
+  constexpr const char* fn = "gpu::mla_decode";
+  check_storage(fn, s);
+  check_count(fn, "heads", a.heads, 1);
+  check_count(fn, "head_dim", a.head_dim, 1);
+  check_count(fn, "rope_dim", a.rope_dim, 2);
+  if (a.rope_dim % 2 != 0) {
+    fail(fn,
+         "rope_dim is " + std::to_string(a.rope_dim) + ", expected an even number (RoPE pairs)");
+  }
+  check_count(fn, "latent_dim", a.latent_dim, 1);
+  check_count(fn, "cache_len", a.cache_len, 1);
+  check_limit(fn, "latent_dim", a.latent_dim, kGpuAttentionMaxDim);
+  check_limit(fn, "latent_dim+rope_dim", a.latent_dim + a.rope_dim, kGpuAttentionMaxKeyDim);
+  check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
+  check_elements(fn, "latent_dim*heads*head_dim", a.latent_dim, a.heads * a.head_dim);
+  check_elements(fn, "heads*(latent_dim+rope_dim)", a.heads, a.latent_dim + a.rope_dim);
+  check_elements(fn, "cache_len*(latent_dim+rope_dim)", a.cache_len, a.latent_dim + a.rope_dim);
+  if (!(a.rope_base > 0) || std::isinf(a.rope_base)) {
+    fail(fn, "rope_base is " + std::to_string(a.rope_base) + ", expected a finite base > 0");
+  }
+  const float scale = checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
+  check_ptr(fn, "q_c", q_c, true);
+  check_ptr(fn, "q_r", q_r, true);
+  check_ptr(fn, "c_kv", c_kv, true);
+  check_ptr(fn, "k_r", k_r, true);
+  check_ptr(fn, "w_uk", w_uk, true);
+  check_ptr(fn, "o", o, true);
+  const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len,
+                half = dr / 2;
+  // RoPE at position t − 1 (F10): θ_k = base^(−2k/d_r), cos and sin of (t − 1)·θ_k in double,
+  // as fast/mla_decode.cc forms them (there rounded to f32, here kept in double).
+  std::vector<double> cos_sin(static_cast<size_t>(dr));
+  for (int64_t j = 0; j < half; ++j) {
+    const double angle =
+        static_cast<double>(t - 1) *
+        std::pow(a.rope_base, -static_cast<double>(2 * j) / static_cast<double>(dr));
+    cos_sin[static_cast<size_t>(j)] = std::cos(angle);
+    cos_sin[static_cast<size_t>(half + j)] = std::sin(angle);
+  }
+  Call call(fn);
+  const void* dqc = call.upload(q_c, bytes_of(s, h * dh));
+  const void* dqr = call.upload(q_r, bytes_of(s, h * dr));
+  const void* dckv = call.upload(c_kv, bytes_of(s, t * dc));
+  const void* dkr = call.upload(k_r, bytes_of(s, t * dr));
+  const void* dw = call.upload(w_uk, bytes_of(s, dc * h * dh));
+  const auto* dcs =
+      static_cast<const double*>(call.upload(cos_sin.data(), cos_sin.size() * sizeof(double)));
+  auto* work =
+      static_cast<double*>(call.alloc(static_cast<size_t>(h * (dc + dr)) * sizeof(double)));
+  void* d_o = call.alloc(bytes_of(s, h * dc));
+  call.run(launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, d_o, a, scale, nullptr));
+  call.download(o, d_o, bytes_of(s, h * dc));
+  call.finish();
+}
+
+}  // namespace lmo::gpu

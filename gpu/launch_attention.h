@@ -1,0 +1,26 @@
+// Launchers of gpu/attention.cuh and gpu/mla.cuh on device pointers (gpu/launch.h's
+// conventions: enqueue on `stream`, return the launch's cudaError_t, no validation beyond the
+// kernels' limits, which return cudaErrorInvalidValue).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpu/api_attention.h"
+
+namespace lmo::gpu {
+
+// a.doc_ids, when the mask is document, points to kv_len ids on the device; scale is the
+// resolved scale (> 0).
+cudaError_t launch_attention(Storage s, const void* q, const void* k, const void* v, void* o,
+                             const AttentionArgs& a, float scale, cudaStream_t stream);
+
+// cos_sin: rope_dim/2 cosines then rope_dim/2 sines of (t − 1)·θ_k, doubles on the device;
+// work: heads·(latent_dim + rope_dim) doubles on the device (the absorbed and rotated query).
+cudaError_t launch_mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv,
+                              const void* k_r, const void* w_uk, const double* cos_sin,
+                              double* work, void* o, const MlaDecodeArgs& a, float scale,
+                              cudaStream_t stream);
+
+}  // namespace lmo::gpu
