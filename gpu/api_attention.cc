@@ -46,7 +46,7 @@ void check_limit(const char* fn, const char* name, int64_t value, int64_t max) {
 
 // Products of the shapes must not overflow the int64 index arithmetic of the kernels.
 void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
-  if (a > 0 && b > (int64_t{1} << 62) / a) {
+  if (a > 0 && b > ((int64_t{1} << 62) - 1) / a) {
     fail(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
                  ", expected a product < 2^62");
   }

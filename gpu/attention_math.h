@@ -53,7 +53,7 @@ LMO_HD inline bool doc_visible(int mask, const int64_t* doc, int64_t t, int64_t 
 // cap·tanh(s/cap) when cap > 0 (the reference's soft_cap_logit on the scaled logit).
 LMO_HD inline double attention_logit(double dot, double scale, double cap) {
   const double s = dot * scale;
-  return cap > 0.0 ? cap * tanh(s / cap) : s;
+  return cap > 0.0 ? cap * std::tanh(s / cap) : s;
 }
 
 // The running state of one row's online softmax over chunks of keys: the maximum m over the
@@ -78,8 +78,8 @@ struct OnlineMax {
     any = any || chunk_any;
     alpha = 1.0;
     const double prev = m;
-    if (isnan(prev)) return false;  // the row is NaN already
-    if (isnan(chunk_max)) {
+    if (std::isnan(prev)) return false;  // the row is NaN already
+    if (std::isnan(chunk_max)) {
       m = chunk_max;
       return false;
     }
@@ -88,13 +88,13 @@ struct OnlineMax {
       return prev != -INFINITY;
     }
     m = chunk_max;
-    if (isinf(m)) return false;  // m = +∞: the row is NaN
-    alpha = exp(prev - m);       // prev = −∞ gives 0: nothing was accumulated
+    if (std::isinf(m)) return false;  // m = +∞: the row is NaN
+    alpha = std::exp(prev - m);       // prev = −∞ gives 0: nothing was accumulated
     return true;
   }
 
   // Whether the row's outputs are the quotients a_c / l (else every output is NaN).
-  LMO_HD bool finite_row() const { return any && isfinite(m); }
+  LMO_HD bool finite_row() const { return any && std::isfinite(m); }
 };
 
 }  // namespace lmo::gpu::attn
