@@ -13,6 +13,7 @@
 #include "attention_workloads.h"
 #include "bandwidth.h"
 #include "bench_gpu.h"
+#include "bench_gpu_compute.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
@@ -122,18 +123,24 @@ int run_bench(const BenchArgs& a) {
                      "expected a regular expression, got \"" + a.filter + "\" (" + e.what() + ")");
   }
   if (gpu) {
-    const nlohmann::json rows = lmo::tools::gpu_bench_rows(formats, size, reps, filter);
+    nlohmann::json rows = lmo::tools::gpu_bench_rows(formats, size, reps, filter);
+    const nlohmann::json compute =
+        lmo::tools::gpu_compute_bench_rows(formats, a.quick ? 256 : 2048, reps, filter);
     if (a.json) {
+      for (const nlohmann::json& r : compute) rows.push_back(r);
       std::cout << nlohmann::json{{"rows", rows}, {"not_measured", nlohmann::json::array()}}.dump(2)
                 << "\n";
       return 0;
     }
-    print_header();
-    for (const nlohmann::json& r : rows) print_row(r);
-    std::printf("bytes: each input read once and each output written once; ratio: over a "
-                "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing), "
-                "median of %d\n",
-                reps);
+    if (!rows.empty()) {
+      print_header();
+      for (const nlohmann::json& r : rows) print_row(r);
+      std::printf("bytes: each input read once and each output written once; ratio: over a "
+                  "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing), "
+                  "median of %d\n",
+                  reps);
+    }
+    lmo::tools::print_gpu_compute_rows(compute, reps);
     return 0;
   }
   std::unique_ptr<lmo::fast::ScopedTarget> scope;
