@@ -232,7 +232,9 @@ void expect_model_matches(const Problem& a, const std::string& what) {
       if (std::isnan(w) || !std::isfinite(w)) {
         EXPECT_EQ(std::isnan(got[e]), std::isnan(w))
             << what << " chunk " << chunk << " [" << e << "] got " << got[e] << " want " << w;
-        if (!std::isnan(w)) EXPECT_EQ(got[e], w) << what << " [" << e << "]";
+        if (!std::isnan(w)) {
+          EXPECT_EQ(got[e], w) << what << " [" << e << "]";
+        }
         continue;
       }
       EXPECT_NEAR(got[e], w, 1e-13 * std::max(std::abs(w), vmax))
