@@ -1,7 +1,8 @@
 // The gpu backend (built only with CUDA; registered only when gpu/api.h finds a device): the
 // CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backend_adapters.h;
-// RoPE's adapter is here. Other ops are reported unsupported with the reason.
+// RoPE's adapter is here, attention's and MLA's in oracle/backend_gpu_attention.cc. Other ops are
+// reported unsupported with the reason.
 #include <map>
 #include <memory>
 #include <optional>
