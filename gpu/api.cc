@@ -13,27 +13,21 @@
 #include <vector>
 
 #include "fast/validate.h"
+#include "gpu/host_call.h"
 #include "gpu/launch.h"
 
 namespace lmo::gpu {
 namespace {
 
+using detail::bytes_of;
+using detail::Call;
+using detail::check_storage;
 using fast::detail::check_cap;
 using fast::detail::check_count;
 using fast::detail::check_eps;
 using fast::detail::check_lambda;
 using fast::detail::check_ptr;
 using fast::detail::check_targets;
-
-size_t storage_bytes(Storage s) { return s == Storage::f32 ? 4 : 2; }
-
-void check_storage(const char* fn, Storage s) {
-  if (s != Storage::f32 && s != Storage::bf16 && s != Storage::f16) {
-    throw std::invalid_argument(std::string(fn) + ": storage is " +
-                                std::to_string(static_cast<int>(s)) +
-                                ", expected f32, bf16 or f16");
-  }
-}
 
 void check_activation(const char* fn, Activation a) {
   if (a != Activation::relu && a != Activation::gelu && a != Activation::gelu_tanh &&
@@ -43,60 +37,6 @@ void check_activation(const char* fn, Activation a) {
                                 ", expected relu, gelu, gelu_tanh or silu");
   }
 }
-
-// One host call: the device buffers it owns and the checks of its CUDA calls. The buffers are
-// freed, with the result checked, by finish(); the destructor frees what is left only on the
-// exception path, where an error is already on its way (its cudaFree results are not
-// reportable there).
-class Call {
- public:
-  explicit Call(const char* fn) : fn_(fn) {}
-  Call(const Call&) = delete;
-  Call& operator=(const Call&) = delete;
-  ~Call() {
-    for (void* p : owned_) (void)cudaFree(p);
-  }
-
-  void check(const char* what, cudaError_t e) const {
-    if (e == cudaSuccess) return;
-    (void)cudaGetLastError();  // clear a non-sticky error so that later calls start clean
-    throw std::runtime_error(std::string(fn_) + ": " + what + " failed: " + cudaGetErrorName(e) +
-                             " (" + cudaGetErrorString(e) + ")");
-  }
-
-  void* alloc(size_t bytes) {
-    void* p = nullptr;
-    check("cudaMalloc", cudaMalloc(&p, bytes));
-    owned_.push_back(p);
-    return p;
-  }
-
-  void* upload(const void* host, size_t bytes) {
-    void* p = alloc(bytes);
-    check("cudaMemcpy (host to device)", cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
-    return p;
-  }
-
-  // The launch's own error, then the kernel's (reported when the stream completes).
-  void run(cudaError_t launched) const {
-    check("kernel launch", launched);
-    check("kernel execution (cudaStreamSynchronize)", cudaStreamSynchronize(nullptr));
-  }
-
-  void download(void* host, const void* dev, size_t bytes) const {
-    check("cudaMemcpy (device to host)", cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
-  }
-
-  void finish() {
-    std::vector<void*> owned;
-    owned.swap(owned_);
-    for (void* p : owned) check("cudaFree", cudaFree(p));
-  }
-
- private:
-  const char* fn_;
-  std::vector<void*> owned_;
-};
 
 // heads ≥ 1, head_dim ≥ 1, rotary_dims even in [2, head_dim], a known layout.
 void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,
@@ -115,8 +55,6 @@ void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t hea
                                 ", expected interleaved or half_split");
   }
 }
-
-size_t bytes_of(Storage s, int64_t count) { return static_cast<size_t>(count) * storage_bytes(s); }
 
 }  // namespace
 
