@@ -1,6 +1,7 @@
 // One host call of gpu/api.h's functions (gpu/api.cc, gpu/api_attention.cc): the device
 // buffers it owns, the checks of its CUDA calls (a failure throws std::runtime_error naming the
-// function, the CUDA call and the error), and the storage check and the byte sizes of stored arrays. Internal to gpu/.
+// function, the CUDA call and the error), and the storage check and the byte sizes of stored
+// arrays. Internal to gpu/.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,7 +30,6 @@ inline void check_storage(const char* fn, Storage s) {
                                 ", expected f32, bf16 or f16");
   }
 }
-
 
 // One host call: the device buffers it owns and the checks of its CUDA calls. The buffers are
 // freed, with the result checked, by finish(); the destructor frees what is left only on the
