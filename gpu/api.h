@@ -79,3 +79,6 @@ void rope_table(Storage s, const void* x, Storage table_storage, const void* cos
                 RopeLayout layout);
 
 }  // namespace lmo::gpu
+
+// The sinusoidal position encoding (F07).
+#include "gpu/api_positional.h"  // IWYU pragma: export
