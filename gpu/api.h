@@ -80,5 +80,6 @@ void rope_table(Storage s, const void* x, Storage table_storage, const void* cos
 
 }  // namespace lmo::gpu
 
-// The sinusoidal position encoding (F07).
+// The sinusoidal position encoding (F07) and the MoE family (F20–F22).
+#include "gpu/api_moe.h"         // IWYU pragma: export
 #include "gpu/api_positional.h"  // IWYU pragma: export
