@@ -1,7 +1,8 @@
 // The gpu backend (built only with CUDA; registered only when gpu/api.h finds a device): the
 // CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backend_adapters.h;
-// RoPE's adapter is here. Other ops are reported unsupported with the reason.
+// RoPE's adapter is here, the sinusoidal encoding's and MoE's in backend_gpu_moe.cc. Other ops
+// are reported unsupported with the reason.
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "gpu/api.h"
 #include "oracle/backend.h"
 #include "oracle/backend_adapters.h"
+#include "oracle/backend_gpu_moe.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/rope.h"
 
@@ -66,6 +68,10 @@ const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
     auto all = op_adapters::common_adapters<GpuKernels>();
     all.emplace("rope", run_rope);
     all.emplace("rope_table", run_rope);
+    all.emplace("sinusoidal_pe", run_gpu_sinusoidal_pe);
+    all.emplace("moe_router", run_gpu_moe_router);
+    all.emplace("load_balance_loss", run_gpu_load_balance_loss);
+    all.emplace("aux_free_update", run_gpu_aux_free_update);
     return all;
   }();
   return m;
