@@ -32,8 +32,7 @@ void check_router_config(const char* fn, const Config& c) {
     fail_moe(fn, "experts is " + std::to_string(n) + ", expected < 2^31");
   }
   if (c.top_k < 1 || c.top_k > n) {
-    fail_moe(fn,
-             "top_k is " + std::to_string(c.top_k) + ", expected 1 … N = " + std::to_string(n));
+    fail_moe(fn, "top_k is " + std::to_string(c.top_k) + ", expected 1 … N = " + std::to_string(n));
   }
   if (c.score != Score::sigmoid && c.score != Score::softmax) {
     fail_moe(fn, "score is " + std::to_string(static_cast<int>(c.score)) +
@@ -63,8 +62,7 @@ void check_router_config(const char* fn, const Config& c) {
     }
   }
   if (!std::isfinite(c.routed_scale)) {
-    fail_moe(fn,
-             "routed_scale is " + std::to_string(c.routed_scale) + ", expected a finite value");
+    fail_moe(fn, "routed_scale is " + std::to_string(c.routed_scale) + ", expected a finite value");
   }
 }
 

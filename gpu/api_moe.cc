@@ -46,8 +46,7 @@ void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int6
   fast::detail::check_balance_args(fn, tokens, n_experts, top_k, experts, affinities, counts, p);
   fast::detail::check_selections(fn, experts, tokens, n_experts, top_k);
   detail::Call call(fn);
-  const auto* de =
-      static_cast<const int64_t*>(call.upload(experts, bytes_of_i64(tokens * top_k)));
+  const auto* de = static_cast<const int64_t*>(call.upload(experts, bytes_of_i64(tokens * top_k)));
   const auto* da =
       static_cast<const float*>(call.upload(affinities, bytes_of_f32(tokens * n_experts)));
   auto* dt = normalize_affinities
@@ -55,8 +54,8 @@ void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int6
                  : nullptr;
   auto* dc = static_cast<int64_t*>(call.alloc(bytes_of_i64(n_experts)));
   auto* dp = static_cast<float*>(call.alloc(bytes_of_f32(n_experts)));
-  call.run(launch_expert_balance(tokens, n_experts, top_k, de, da, normalize_affinities, dt, dc,
-                                 dp, nullptr));
+  call.run(launch_expert_balance(tokens, n_experts, top_k, de, da, normalize_affinities, dt, dc, dp,
+                                 nullptr));
   call.download(counts, dc, bytes_of_i64(n_experts));
   call.download(p, dp, bytes_of_f32(n_experts));
   call.finish();

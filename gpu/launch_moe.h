@@ -31,7 +31,6 @@ cudaError_t launch_load_balance_loss(const int64_t* counts, const float* p, int6
 
 // total = Σ load (the caller's, checked to keep n·load_i exact); new_bias may equal bias.
 cudaError_t launch_aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n,
-                                   int64_t total, float gamma, void* new_bias,
-                                   cudaStream_t stream);
+                                   int64_t total, float gamma, void* new_bias, cudaStream_t stream);
 
 }  // namespace lmo::gpu

@@ -23,8 +23,8 @@ cudaError_t launch_expert_balance(int64_t tokens, int64_t n_experts, int64_t top
                                   float* p, cudaStream_t stream) {
   if (tokens == 0 || n_experts == 0) return cudaSuccess;
   if (normalize_affinities) {
-    affinity_totals_kernel<<<row_grid(tokens), kThreads, 0, stream>>>(affinities, tokens,
-                                                                      n_experts, totals);
+    affinity_totals_kernel<<<row_grid(tokens), kThreads, 0, stream>>>(affinities, tokens, n_experts,
+                                                                      totals);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
   }

@@ -29,8 +29,7 @@ void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
   if (p.kind != PositionalKind::kSinusoidal) {
     throw std::logic_error("gpu backend: the op is not sinusoidal_pe");
   }
-  const auto* positions =
-      reinterpret_cast<const int64_t*>(op_adapters::input_ptr(in, "positions"));
+  const auto* positions = reinterpret_cast<const int64_t*>(op_adapters::input_ptr(in, "positions"));
   gpu::sinusoidal_pe(s, positions, out[0].data(), p.tokens, p.d, p.base);
 }
 

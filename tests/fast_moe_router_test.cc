@@ -97,22 +97,28 @@ void check_balance(Storage s, const Routed& r, const std::string& what) {
 }
 
 TEST(FastMoeRouter, DeepSeekV3GroupRouting) {
-  for (Storage s : kAllStorages) check_router(s, draw_router(deepseek_v3(96), s, 501), "deepseek-v3");
+  for (Storage s : kAllStorages)
+    check_router(s, draw_router(deepseek_v3(96), s, 501), "deepseek-v3");
 }
 
 TEST(FastMoeRouter, DeepSeekV2SoftmaxGroupsByBest) {
-  for (Storage s : kAllStorages) check_router(s, draw_router(deepseek_v2(64), s, 502), "deepseek-v2");
+  for (Storage s : kAllStorages)
+    check_router(s, draw_router(deepseek_v2(64), s, 502), "deepseek-v2");
 }
 
 TEST(FastMoeRouter, FlatRoutings) {
   using ref::RouterScore;
   for (Storage s : kAllStorages) {
-    check_router(s, draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 503), "switch");
-    check_router(s, draw_router(flat_router(64, 8, 2, RouterScore::kSoftmax, true), s, 504), "mixtral");
+    check_router(s, draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 503),
+                 "switch");
+    check_router(s, draw_router(flat_router(64, 8, 2, RouterScore::kSoftmax, true), s, 504),
+                 "mixtral");
     check_router(s, draw_router(flat_router(40, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
                  "sigmoid with bias, odd N");
-    check_router(s, draw_router(flat_router(9, 6, 6, RouterScore::kSigmoid, true), s, 506), "K = N");
-    check_router(s, draw_router(flat_router(3, 1, 1, RouterScore::kSoftmax, true), s, 507), "N = 1");
+    check_router(s, draw_router(flat_router(9, 6, 6, RouterScore::kSigmoid, true), s, 506),
+                 "K = N");
+    check_router(s, draw_router(flat_router(3, 1, 1, RouterScore::kSoftmax, true), s, 507),
+                 "N = 1");
   }
 }
 
@@ -141,8 +147,8 @@ TEST(FastMoeRouter, ExactTiesFollowTheReferenceRule) {
     p.bias = false;
     check_router(s, tied_router(p, s, 512), "ties, groups without bias", true);
     check_router(s, tied_router(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
-    check_router(s, tied_router(flat_router(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514), "ties, flat",
-                 true);
+    check_router(s, tied_router(flat_router(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514),
+                 "ties, flat", true);
   }
 }
 
@@ -156,9 +162,12 @@ TEST(FastMoeBalance, LoadBalanceLoss) {
   for (Storage s : kAllStorages) {
     check_balance(s, draw_router(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
     check_balance(s, draw_router(deepseek_v2(40), s, 522), "deepseek-v2");
-    check_balance(s, draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523), "switch");
-    check_balance(s, draw_router(flat_router(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
-                  "sigmoid, odd N");
+    check_balance(s,
+                  draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523),
+                  "switch");
+    check_balance(
+        s, draw_router(flat_router(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
+        "sigmoid, odd N");
   }
 }
 

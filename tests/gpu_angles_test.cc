@@ -150,8 +150,8 @@ TEST(GpuAngles, EncodingCorrectlyRoundedToF32) {
     const Encoded e = encode(params, Storage::f32);
     const int64_t forgiven = expect_correctly_rounded(e, 0x1p-36, what);
     EXPECT_LE(forgiven, 2) << what;
-    RecordProperty("forgiven " + what, std::to_string(forgiven) + " of " +
-                                           std::to_string(e.got.size()));
+    RecordProperty("forgiven " + what,
+                   std::to_string(forgiven) + " of " + std::to_string(e.got.size()));
   }
 }
 

@@ -54,8 +54,7 @@ HostRouted route_on_host(const Routed& r, Storage s) {
                  std::vector<float>(static_cast<size_t>(p.tokens * p.experts))};
   out.gates.arm();
   out.experts.arm();
-  const moe::RouteShape sh =
-      moe::route_shape(oracle::op_adapters::router_config<RouterConfig>(p));
+  const moe::RouteShape sh = moe::route_shape(oracle::op_adapters::router_config<RouterConfig>(p));
   const std::vector<double> z = values_as<double>(r.in.at("logits"));
   const std::vector<double> c = p.bias ? values_as<double>(r.in.at("bias")) : std::vector<double>{};
   auto* experts = static_cast<int64_t*>(out.experts.data());
@@ -97,7 +96,8 @@ void expect_affinities(const Routed& r, const std::vector<float>& got, const std
   }
 }
 
-void check_route(Storage s, const Routed& r, const std::string& what, bool exact_selection = false) {
+void check_route(Storage s, const Routed& r, const std::string& what,
+                 bool exact_selection = false) {
   const RouterParams& p = r.p;
   const oracle::MoeRouterOp op(p, false);
   const oracle::Outputs<mp> exact = op.exact(r.in);

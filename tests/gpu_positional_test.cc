@@ -82,8 +82,9 @@ TEST(GpuSinusoidalPe, EveryStorageAndWidth) {
 // |pe − exact| ≤ 2^-24 at positions up to 2^20; the naive f32 encoding misses it 1000-fold.
 TEST(GpuSinusoidalPe, AccurateToF32AtLongContext) {
   LMO_REQUIRE_GPU();
-  const Prepared c({{"tokens", 64}, {"d", 512}, {"min_position", 1 << 19}, {"max_position", 1 << 20}},
-                   Storage::f32);
+  const Prepared c(
+      {{"tokens", 64}, {"d", 512}, {"min_position", 1 << 19}, {"max_position", 1 << 20}},
+      Storage::f32);
   const double bound = 0x1p-24;
   EXPECT_GT(max_error(c.exact, c.naive), 1000 * bound);
   oracle::GuardedBuffer y(ref::DType::f32, c.h.op().outputs()[0].shape);

@@ -55,8 +55,7 @@ inline oracle::RouterParams deepseek_v2(int64_t tokens) {
 
 // No group limit (Switch, Mixtral, a biased sigmoid router).
 inline oracle::RouterParams flat_router(int64_t tokens, int64_t experts, int64_t k,
-                                        ref::RouterScore score, bool normalize,
-                                        bool bias = false) {
+                                        ref::RouterScore score, bool normalize, bool bias = false) {
   return {.tokens = tokens,
           .experts = experts,
           .top_k = k,
@@ -117,9 +116,9 @@ inline std::vector<std::pair<std::string, Routed>> special_routers(fast::Storage
                                                     {320 + 1, Special::neg_inf}}));
   std::vector<oracle::SpecialAt> masked;
   for (int64_t i = 0; i < 5; ++i) masked.push_back({5 + i, Special::neg_inf});
-  out.emplace_back("softmax row of −inf",
-                   draw_router(flat_router(2, 5, 2, ref::RouterScore::kSoftmax, true), s, 517,
-                               masked));
+  out.emplace_back(
+      "softmax row of −inf",
+      draw_router(flat_router(2, 5, 2, ref::RouterScore::kSoftmax, true), s, 517, masked));
   return out;
 }
 
