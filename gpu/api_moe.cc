@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "fast/validate_moe.h"
+#include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_moe.h"
 
@@ -22,9 +23,7 @@ void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
   detail::check_storage(fn, s);
   fast::detail::check_count(fn, "tokens", tokens, 0);
   fast::detail::check_router_config(fn, cfg);
-  fast::detail::check_ptr(fn, "logits", logits, tokens > 0);
-  fast::detail::check_ptr(fn, "experts", experts, tokens > 0);
-  fast::detail::check_ptr(fn, "gates", gates, tokens > 0);
+  detail::check_ptrs(fn, tokens > 0, {{"logits", logits}, {"experts", experts}, {"gates", gates}});
   if (tokens == 0) return;
   const int64_t n = cfg.experts, k = cfg.top_k;
   detail::Call call(fn);
