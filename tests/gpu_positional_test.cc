@@ -10,12 +10,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "fast/turns.h"
+#include "gpu/angles.h"
 #include "gpu/api.h"
 #include "gpu/launch_positional.h"
 #include "oracle/ops/positional.h"
@@ -90,6 +92,32 @@ TEST(GpuSinusoidalPe, AccurateToF32AtLongContext) {
   oracle::GuardedBuffer y(ref::DType::f32, c.h.op().outputs()[0].shape);
   run(c, Storage::f32, y);
   EXPECT_LE(max_error(c.exact, values_of(y, static_cast<int64_t>(c.exact.size()))), bound);
+}
+
+// The device evaluates gpu/angles.h with IEEE operations only (fma, rint, __dmul_rn, products
+// and sums that nvcc has nothing to contract in), so its f32 values are bit for bit the host's
+// evaluation of the same function, which gpu_angles_test shows correctly rounded.
+TEST(GpuSinusoidalPe, SameBitsAsTheHostEvaluation) {
+  LMO_REQUIRE_GPU();
+  const int64_t tokens = 50, d = 256, half = d / 2;
+  std::vector<int64_t> pos;
+  for (int64_t t = 0; t < tokens; ++t) pos.push_back(-(int64_t{1} << 20) + t * 41947);
+  const fast::Turns turns = fast::turns_of(fast::inverse_powers(10000.0L, half, d));
+  std::vector<float> want, got(static_cast<size_t>(tokens * d));
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int64_t i = 0; i < half; ++i) {
+      double c = 0, s = 0;
+      cos_sin_of_turns(static_cast<double>(pos[static_cast<size_t>(t)]),
+                       turns.hi[static_cast<size_t>(i)], turns.lo[static_cast<size_t>(i)], c, s);
+      want.push_back(static_cast<float>(s));
+      want.push_back(static_cast<float>(c));
+    }
+  }
+  sinusoidal_pe(gpu::Storage::f32, pos.data(), got.data(), tokens, d);
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(std::memcmp(&got[k], &want[k], sizeof(float)), 0)
+        << "element " << k << ": device " << got[k] << ", host " << want[k];
+  }
 }
 
 // A pe array one element past an aligned one (two stores per pair instead of one) gives the
