@@ -34,7 +34,8 @@ install(TARGETS lmoracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY reference fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 if(LMO_HAVE_CUDA)
-  install(FILES gpu/api.h DESTINATION ${LMO_INSTALL_INCLUDEDIR}/gpu)
+  # gpu/api.h and the family headers it includes (gpu/api_*.h).
+  install(DIRECTORY gpu/ DESTINATION ${LMO_INSTALL_INCLUDEDIR}/gpu FILES_MATCHING PATTERN "api*.h")
 endif()
 install(DIRECTORY cases/ DESTINATION ${LMO_INSTALL_CASESDIR} FILES_MATCHING PATTERN "*.json")
 

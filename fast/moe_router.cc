@@ -252,66 +252,19 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate.h"
+#include "fast/validate_moe.h"
 
 namespace lmo::fast {
 HWY_EXPORT(Route);
 HWY_EXPORT(BalanceMeans);
 HWY_EXPORT(BiasSteps);
 
-namespace {
-
-void fail(const char* fn, const std::string& what) {
-  throw std::invalid_argument(std::string(fn) + ": " + what);
-}
-
-void check_config(const char* fn, const RouterConfig& c) {
-  const int64_t n = c.experts;
-  detail::check_count(fn, "experts", n, 1);
-  if (n > (int64_t{1} << 31) - 1) fail(fn, "experts is " + std::to_string(n) + ", expected < 2^31");
-  if (c.top_k < 1 || c.top_k > n) {
-    fail(fn, "top_k is " + std::to_string(c.top_k) + ", expected 1 … N = " + std::to_string(n));
-  }
-  if (c.score != RouterScore::sigmoid && c.score != RouterScore::softmax) {
-    fail(fn,
-         "score is " + std::to_string(static_cast<int>(c.score)) + ", expected sigmoid or softmax");
-  }
-  if (c.n_group < 1 || n % c.n_group != 0) {
-    fail(fn, "n_group is " + std::to_string(c.n_group) +
-                 ", expected a divisor of N = " + std::to_string(n));
-  }
-  if (c.n_group > 1) {
-    const int64_t gs = n / c.n_group;
-    if (c.topk_group < 1 || c.topk_group > c.n_group) {
-      fail(fn, "topk_group is " + std::to_string(c.topk_group) +
-                   ", expected 1 … n_group = " + std::to_string(c.n_group));
-    }
-    if (c.group_score != GroupScore::top2_sum && c.group_score != GroupScore::max) {
-      fail(fn, "group_score is " + std::to_string(static_cast<int>(c.group_score)) +
-                   ", expected top2_sum or max");
-    }
-    if (c.group_score == GroupScore::top2_sum && gs < 2) {
-      fail(fn, "the group size N / n_group is " + std::to_string(gs) +
-                   ", expected at least 2 for the top-2-sum group score");
-    }
-    if (c.top_k > c.topk_group * gs) {
-      fail(fn, "top_k is " + std::to_string(c.top_k) + ", expected at most the " +
-                   std::to_string(c.topk_group * gs) + " experts of the kept groups");
-    }
-  }
-  if (!std::isfinite(c.routed_scale)) {
-    fail(fn, "routed_scale is " + std::to_string(c.routed_scale) + ", expected a finite value");
-  }
-}
-
-}  // namespace
-
 void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
                 const RouterConfig& cfg, int64_t* experts, void* gates, float* affinities) {
   const char* fn = "moe_router";
   detail::check_storage(fn, s);
   detail::check_count(fn, "tokens", tokens, 0);
-  check_config(fn, cfg);
+  detail::check_router_config(fn, cfg);
   detail::check_ptr(fn, "logits", logits, tokens > 0);
   detail::check_ptr(fn, "experts", experts, tokens > 0);
   detail::check_ptr(fn, "gates", gates, tokens > 0);
@@ -328,45 +281,17 @@ void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
 void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int64_t* experts,
                     const float* affinities, bool normalize_affinities, int64_t* counts, float* p) {
   const char* fn = "expert_balance";
-  detail::check_count(fn, "tokens", tokens, 1);
-  detail::check_count(fn, "n_experts", n_experts, 1);
-  if (top_k < 1 || top_k > n_experts) {
-    fail(fn,
-         "top_k is " + std::to_string(top_k) + ", expected 1 … N = " + std::to_string(n_experts));
-  }
-  detail::check_ptr(fn, "experts", experts, true);
-  detail::check_ptr(fn, "affinities", affinities, true);
-  detail::check_ptr(fn, "counts", counts, true);
-  detail::check_ptr(fn, "p", p, true);
+  detail::check_balance_args(fn, tokens, n_experts, top_k, experts, affinities, counts, p);
+  detail::check_selections(fn, experts, tokens, n_experts, top_k);
   // Counting is exact in integers, so it needs no fixed order; it is cheap, so it is serial.
-  // last[i]: the last token that selected i, to catch a repeat within a token.
-  std::vector<int64_t> last(static_cast<size_t>(n_experts), -1);
   std::fill(counts, counts + n_experts, int64_t{0});
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t k = 0; k < top_k; ++k) {
-      const int64_t e = experts[t * top_k + k];
-      if (e < 0 || e >= n_experts || last[static_cast<size_t>(e)] == t) {
-        fail(fn, "token " + std::to_string(t) + " selects expert " + std::to_string(e) +
-                     ": expected distinct experts in 0 … " + std::to_string(n_experts - 1));
-      }
-      last[static_cast<size_t>(e)] = t;
-      ++counts[e];
-    }
-  }
+  for (int64_t i = 0; i < tokens * top_k; ++i) ++counts[experts[i]];
   HWY_DYNAMIC_DISPATCH(BalanceMeans)(tokens, n_experts, affinities, normalize_affinities, p);
 }
 
 float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, int64_t n_experts,
                         int64_t top_k, float alpha) {
-  const char* fn = "load_balance_loss";
-  detail::check_count(fn, "tokens", tokens, 1);
-  detail::check_count(fn, "n_experts", n_experts, 1);
-  detail::check_count(fn, "top_k", top_k, 1);
-  detail::check_ptr(fn, "counts", counts, true);
-  detail::check_ptr(fn, "p", p, true);
-  if (!std::isfinite(alpha)) {
-    fail(fn, "alpha is " + std::to_string(alpha) + ", expected a finite value");
-  }
+  detail::check_loss_args("load_balance_loss", counts, p, tokens, n_experts, top_k, alpha);
   // Σ_i counts_i·P_i: each product exact in double (a count below 2^29 times a 24-bit P).
   double total = 0;
   for (int64_t i = 0; i < n_experts; ++i) total += static_cast<double>(counts[i]) * p[i];
@@ -378,23 +303,7 @@ void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n
                      void* new_bias) {
   const char* fn = "aux_free_update";
   detail::check_storage(fn, s);
-  detail::check_count(fn, "n", n, 1);
-  detail::check_ptr(fn, "bias", bias, true);
-  detail::check_ptr(fn, "load", load, true);
-  detail::check_ptr(fn, "new_bias", new_bias, true);
-  if (!std::isfinite(gamma)) {
-    fail(fn, "gamma is " + std::to_string(gamma) + ", expected a finite value");
-  }
-  // Σ load and N·load_i compared in integers: exact while N·Σ load < 2^63.
-  const int64_t limit = (int64_t{1} << 62) / n;
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (load[i] < 0 || load[i] > limit - total) {
-      fail(fn, "load[" + std::to_string(i) + "] is " + std::to_string(load[i]) +
-                   ", expected a count >= 0 with a total of at most 2^62 / N");
-    }
-    total += load[i];
-  }
+  const int64_t total = detail::checked_load_total(fn, bias, load, n, gamma, new_bias);
   std::vector<float> step(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t scaled = n * load[i];

@@ -75,9 +75,6 @@ void SinusoidalPe(Storage s, const int64_t* positions, void* pe, int64_t tokens,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include <cmath>
-#include <string>
-
 #include "fast/turns.h"
 #include "fast/validate.h"
 
@@ -88,19 +85,7 @@ void sinusoidal_pe(Storage s, const int64_t* positions, void* pe, int64_t tokens
                    double base) {
   const char* fn = "sinusoidal_pe";
   detail::check_storage(fn, s);
-  detail::check_count(fn, "tokens", tokens, 0);
-  detail::check_count(fn, "d", d, 2);
-  if (d % 2 != 0) {
-    throw std::invalid_argument(std::string(fn) + ": d is " + std::to_string(d) +
-                                ", expected an even width (sin and cos pairs)");
-  }
-  if (!(base > 1.0) || !std::isfinite(base)) {
-    throw std::invalid_argument(std::string(fn) + ": base is " + std::to_string(base) +
-                                ", expected a finite base > 1");
-  }
-  detail::check_ptr(fn, "positions", positions, tokens > 0);
-  detail::check_ptr(fn, "pe", pe, tokens > 0);
-  detail::check_positions(fn, positions, tokens);
+  detail::check_sinusoidal_pe(fn, positions, pe, tokens, d, base);
   if (tokens == 0) return;
   // 1 / base^(2i/d) for i < d/2.
   const std::vector<long double> theta = inverse_powers(base, d / 2, d);

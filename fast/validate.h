@@ -62,6 +62,26 @@ inline void check_positions(const char* fn, const int64_t* positions, int64_t n)
   }
 }
 
+// The arguments of the sinusoidal encoding (fast/sinusoidal_pe.h, gpu/api_positional.h) other
+// than the storage: tokens ≥ 0, d even and ≥ 2, base finite and > 1, the pointers when a token is
+// written, each position within 2^53.
+inline void check_sinusoidal_pe(const char* fn, const int64_t* positions, const void* pe,
+                                int64_t tokens, int64_t d, double base) {
+  check_count(fn, "tokens", tokens, 0);
+  check_count(fn, "d", d, 2);
+  if (d % 2 != 0) {
+    throw std::invalid_argument(std::string(fn) + ": d is " + std::to_string(d) +
+                                ", expected an even width (sin and cos pairs)");
+  }
+  if (!(base > 1.0) || !std::isfinite(base)) {
+    throw std::invalid_argument(std::string(fn) + ": base is " + std::to_string(base) +
+                                ", expected a finite base > 1");
+  }
+  check_ptr(fn, "positions", positions, tokens > 0);
+  check_ptr(fn, "pe", pe, tokens > 0);
+  check_positions(fn, positions, tokens);
+}
+
 // A z-loss weight: finite.
 inline void check_lambda(const char* fn, float lambda) {
   if (!std::isfinite(lambda)) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fast/validate.h"
+#include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
 
@@ -61,13 +62,9 @@ void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t hea
 void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows, int64_t d,
              float eps, bool one_plus_gamma) {
   constexpr const char* fn = "gpu::rmsnorm";
-  check_storage(fn, s);
-  check_count(fn, "rows", rows, 0);
-  check_count(fn, "d", d, 1);
+  detail::check_rows(fn, s, rows, "d", d);
   check_eps(fn, eps);
-  check_ptr(fn, "x", x, rows > 0);
-  check_ptr(fn, "gamma", gamma, rows > 0);
-  check_ptr(fn, "y", y, rows > 0);
+  detail::check_ptrs(fn, rows > 0, {{"x", x}, {"gamma", gamma}, {"y", y}});
   if (rows == 0) return;
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, rows * d));
@@ -81,14 +78,9 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
 void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
                int64_t d, float eps) {
   constexpr const char* fn = "gpu::layernorm";
-  check_storage(fn, s);
-  check_count(fn, "rows", rows, 0);
-  check_count(fn, "d", d, 1);
+  detail::check_rows(fn, s, rows, "d", d);
   check_eps(fn, eps);
-  check_ptr(fn, "x", x, rows > 0);
-  check_ptr(fn, "gamma", gamma, rows > 0);
-  check_ptr(fn, "beta", beta, rows > 0);
-  check_ptr(fn, "y", y, rows > 0);
+  detail::check_ptrs(fn, rows > 0, {{"x", x}, {"gamma", gamma}, {"beta", beta}, {"y", y}});
   if (rows == 0) return;
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, rows * d));
@@ -102,11 +94,8 @@ void layernorm(Storage s, const void* x, const void* gamma, const void* beta, vo
 
 void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
   constexpr const char* fn = "gpu::softmax";
-  check_storage(fn, s);
-  check_count(fn, "rows", rows, 0);
-  check_count(fn, "n", n, 1);
-  check_ptr(fn, "z", z, rows > 0);
-  check_ptr(fn, "p", p, rows > 0);
+  detail::check_rows(fn, s, rows, "n", n);
+  detail::check_ptrs(fn, rows > 0, {{"z", z}, {"p", p}});
   if (rows == 0) return;
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
@@ -118,11 +107,8 @@ void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
 
 void logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n) {
   constexpr const char* fn = "gpu::logsumexp";
-  check_storage(fn, s);
-  check_count(fn, "rows", rows, 0);
-  check_count(fn, "n", n, 1);
-  check_ptr(fn, "z", z, rows > 0);
-  check_ptr(fn, "logz", logz, rows > 0);
+  detail::check_rows(fn, s, rows, "n", n);
+  detail::check_ptrs(fn, rows > 0, {{"z", z}, {"logz", logz}});
   if (rows == 0) return;
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
@@ -135,13 +121,8 @@ void logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n) {
 void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows, int64_t vocab,
                    float lambda, float cap, float* loss, float* logz, void* grad) {
   constexpr const char* fn = "gpu::cross_entropy";
-  check_storage(fn, s);
-  check_count(fn, "rows", rows, 0);
-  check_count(fn, "vocab", vocab, 1);
-  check_ptr(fn, "z", z, rows > 0);
-  check_ptr(fn, "target", target, rows > 0);
-  check_ptr(fn, "loss", loss, rows > 0);
-  check_ptr(fn, "logz", logz, rows > 0);
+  detail::check_rows(fn, s, rows, "vocab", vocab);
+  detail::check_ptrs(fn, rows > 0, {{"z", z}, {"target", target}, {"loss", loss}, {"logz", logz}});
   if (cap != 0.0f) check_cap(fn, cap);
   check_lambda(fn, lambda);
   check_targets(fn, target, rows, vocab);
@@ -163,10 +144,8 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
 
 void softcap(Storage s, const void* z, void* y, int64_t n, float cap) {
   constexpr const char* fn = "gpu::softcap";
-  check_storage(fn, s);
-  check_count(fn, "n", n, 0);
-  check_ptr(fn, "z", z, n > 0);
-  check_ptr(fn, "y", y, n > 0);
+  detail::check_elements(fn, s, n);
+  detail::check_ptrs(fn, n > 0, {{"z", z}, {"y", y}});
   check_cap(fn, cap);
   if (n == 0) return;
   Call call(fn);
@@ -180,10 +159,8 @@ void softcap(Storage s, const void* z, void* y, int64_t n, float cap) {
 void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
   constexpr const char* fn = "gpu::activation";
   check_activation(fn, act);
-  check_storage(fn, s);
-  check_count(fn, "n", n, 0);
-  check_ptr(fn, "x", x, n > 0);
-  check_ptr(fn, "y", y, n > 0);
+  detail::check_elements(fn, s, n);
+  detail::check_ptrs(fn, n > 0, {{"x", x}, {"y", y}});
   if (n == 0) return;
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, n));
@@ -196,11 +173,8 @@ void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
 void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n) {
   constexpr const char* fn = "gpu::glu_gate";
   check_activation(fn, act);
-  check_storage(fn, s);
-  check_count(fn, "n", n, 0);
-  check_ptr(fn, "gate", gate, n > 0);
-  check_ptr(fn, "up", up, n > 0);
-  check_ptr(fn, "h", h, n > 0);
+  detail::check_elements(fn, s, n);
+  detail::check_ptrs(fn, n > 0, {{"gate", gate}, {"up", up}, {"h", h}});
   if (n == 0) return;
   Call call(fn);
   const void* dg = call.upload(gate, bytes_of(s, n));
@@ -217,10 +191,8 @@ void rope(Storage s, const void* x, const int64_t* positions, const double* inv_
   constexpr const char* fn = "gpu::rope";
   check_storage(fn, s);
   check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
-  check_ptr(fn, "x", x, tokens > 0);
-  check_ptr(fn, "positions", positions, tokens > 0);
-  check_ptr(fn, "inv_freq", inv_freq, tokens > 0);
-  check_ptr(fn, "y", y, tokens > 0);
+  detail::check_ptrs(fn, tokens > 0,
+                     {{"x", x}, {"positions", positions}, {"inv_freq", inv_freq}, {"y", y}});
   if (!std::isfinite(cos_sin_factor)) {
     throw std::invalid_argument(std::string(fn) + ": cos_sin_factor is " +
                                 std::to_string(cos_sin_factor) + ", expected a finite value");
@@ -247,9 +219,7 @@ void rope_table(Storage s, const void* x, Storage table_storage, const void* cos
   check_storage(fn, s);
   check_storage(fn, table_storage);
   check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
-  check_ptr(fn, "x", x, tokens > 0);
-  check_ptr(fn, "cos_sin", cos_sin, tokens > 0);
-  check_ptr(fn, "y", y, tokens > 0);
+  detail::check_ptrs(fn, tokens > 0, {{"x", x}, {"cos_sin", cos_sin}, {"y", y}});
   if (tokens == 0) return;
   const int64_t n = tokens * heads * head_dim;
   Call call(fn);

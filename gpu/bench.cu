@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "fast/turns.h"
 #include "gpu/bench.h"
 #include "gpu/common.cuh"
 #include "gpu/launch.h"
+#include "gpu/launch_positional.h"
 
 namespace lmo::gpu {
 namespace {
@@ -79,8 +81,9 @@ double median(std::vector<double> v) {
 }  // namespace
 
 const std::vector<std::string>& bench_ops() {
-  static const std::vector<std::string> ops = {
-      "rmsnorm", "layernorm", "softmax", "cross_entropy", "swiglu_gate", "geglu_gate", "softcap"};
+  static const std::vector<std::string> ops = {"rmsnorm",       "layernorm",    "softmax",
+                                               "cross_entropy", "swiglu_gate",  "geglu_gate",
+                                               "softcap",       "sinusoidal_pe"};
   return ops;
 }
 
@@ -151,6 +154,31 @@ BenchRow bench(const std::string& op, Storage s, int64_t elements, int repetitio
     row.elements = elements;
     row.bytes = 2 * elements * w;
     kernel = [=] { return launch_softcap(s, z, y, elements, 30.0f, nullptr); };
+  } else if (op == "sinusoidal_pe") {
+    // The encoding is written, not read: its traffic is the output (and 8 bytes of position per
+    // row, the frequencies once). Positions up to 2^20, d of a 1024-wide model.
+    const int64_t d = 1024, rows = std::max<int64_t>(1, elements / d);
+    std::vector<int64_t> positions;
+    for (int64_t r = 0; r < rows; ++r) positions.push_back((r * 7919) % (int64_t{1} << 20));
+    const fast::Turns turns = fast::turns_of(fast::inverse_powers(10000.0L, d / 2, d));
+    keep.push_back(std::make_unique<DeviceArray>(positions.size() * sizeof(int64_t)));
+    auto* pos = static_cast<int64_t*>(keep.back()->get());
+    check("cudaMemcpy (positions)",
+          cudaMemcpy(pos, positions.data(), positions.size() * sizeof(int64_t),
+                     cudaMemcpyHostToDevice));
+    const size_t turn_bytes = static_cast<size_t>(d / 2) * sizeof(double);
+    keep.push_back(std::make_unique<DeviceArray>(2 * turn_bytes));
+    auto* hi = static_cast<double*>(keep.back()->get());
+    double* lo = hi + d / 2;
+    check("cudaMemcpy (turns)",
+          cudaMemcpy(hi, turns.hi.data(), turn_bytes, cudaMemcpyHostToDevice));
+    check("cudaMemcpy (turns)",
+          cudaMemcpy(lo, turns.lo.data(), turn_bytes, cudaMemcpyHostToDevice));
+    void* pe = filled(keep, s, rows * d, 14)->get();
+    row.shape = std::to_string(rows) + "x" + std::to_string(d);
+    row.elements = rows * d;
+    row.bytes = rows * d * w + rows * 8 + 2 * static_cast<int64_t>(turn_bytes);
+    kernel = [=] { return launch_sinusoidal_pe(s, pos, hi, lo, pe, rows, d, nullptr); };
   } else {
     throw std::invalid_argument("gpu::bench: unknown op \"" + op + "\"");
   }

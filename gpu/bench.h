@@ -26,7 +26,8 @@ struct BenchRow {
 };
 
 // The ops measured, in a fixed order: rmsnorm, layernorm, softmax, cross_entropy, swiglu_gate,
-// geglu_gate, softcap.
+// geglu_gate, softcap, sinusoidal_pe (write-only: its bytes are the encoding written; the copy
+// moving the same bytes reads half of them).
 const std::vector<std::string>& bench_ops();
 
 // Measures one op in storage s with about `elements` elements in its main input (whole rows):

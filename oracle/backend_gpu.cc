@@ -1,8 +1,8 @@
 // The gpu backend (built only with CUDA; registered only when gpu/api.h finds a device): the
 // CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backend_adapters.h;
-// RoPE's adapter is here, attention's and MLA's in oracle/backend_gpu_attention.cc. Other ops are
-// reported unsupported with the reason.
+// RoPE's adapter is here, attention's and MLA's in oracle/backend_gpu_attention.cc, the sinusoidal
+// encoding's and MoE's in backend_gpu_moe.cc. Other ops are reported unsupported with the reason.
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +15,7 @@
 #include "oracle/backend.h"
 #include "oracle/backend_adapters.h"
 #include "oracle/backend_gpu_attention.h"
+#include "oracle/backend_gpu_moe.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/rope.h"
 
@@ -71,6 +72,10 @@ const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
     all.emplace("attention", run_gpu_attention);
     all.emplace("attention_decode", run_gpu_attention);
     all.emplace("mla_decode", run_gpu_mla_decode);
+    all.emplace("sinusoidal_pe", run_gpu_sinusoidal_pe);
+    all.emplace("moe_router", run_gpu_moe_router);
+    all.emplace("load_balance_loss", run_gpu_load_balance_loss);
+    all.emplace("aux_free_update", run_gpu_aux_free_update);
     return all;
   }();
   return m;

@@ -20,6 +20,7 @@
 #include "oracle/ops/moe.h"
 #include "oracle/ops/moe_balance.h"
 #include "tests/support/fast_cases.h"
+#include "tests/support/moe_cases.h"
 
 namespace lmo::fast {
 namespace {
@@ -27,74 +28,6 @@ namespace {
 using namespace lmo::testdata;
 using oracle::RouterParams;
 using ref::mp;
-
-// A configuration under test and the inputs drawn for it.
-struct Routed {
-  RouterParams p;
-  oracle::InputSet in;
-};
-
-// The routings of oracle/ops/moe.h's cases (cases/moe.json) at a chosen token count.
-RouterParams deepseek_v3(int64_t tokens) {
-  return {.tokens = tokens,
-          .experts = 256,
-          .top_k = 8,
-          .score = ref::RouterScore::kSigmoid,
-          .n_group = 8,
-          .topk_group = 4,
-          .group_score = ref::GroupScore::kTopTwoSum,
-          .routed_scale = 2.5,
-          .bias = true,
-          .logit_std = 2,
-          .alpha = 1e-4};
-}
-
-RouterParams deepseek_v2(int64_t tokens) {
-  return {.tokens = tokens,
-          .experts = 160,
-          .top_k = 6,
-          .score = ref::RouterScore::kSoftmax,
-          .n_group = 8,
-          .topk_group = 3,
-          .group_score = ref::GroupScore::kMax,
-          .normalize = false,
-          .routed_scale = 16,
-          .logit_std = 2,
-          .alpha = 3e-3};
-}
-
-// No group limit (Switch, Mixtral, a biased sigmoid router).
-RouterParams flat(int64_t tokens, int64_t experts, int64_t k, ref::RouterScore score,
-                  bool normalize, bool bias = false) {
-  return {.tokens = tokens,
-          .experts = experts,
-          .top_k = k,
-          .score = score,
-          .normalize = normalize,
-          .bias = bias,
-          .alpha = 1e-2};
-}
-
-// Logits N(0, logit_std) (with specials placed) and the bias N(0, bias_std), in storage s.
-Routed draw(const RouterParams& p, Storage s, uint64_t seed,
-            const std::vector<oracle::SpecialAt>& specials = {}) {
-  Routed r{p, {}};
-  ref::Tensor z = fast_normal(seed, "logits", s, {p.tokens, p.experts}, 0.0, p.logit_std);
-  oracle::place_specials(z, specials);
-  r.in.add("logits", std::move(z));
-  if (p.bias) r.in.add("bias", fast_normal(seed, "bias", s, {p.experts}, 0.0, p.bias_std));
-  return r;
-}
-
-const void* bytes(const oracle::InputSet& in, const char* name) {
-  return in.at(name).bytes().data();
-}
-const void* bias_of(const Routed& r) { return r.p.bias ? bytes(r.in, "bias") : nullptr; }
-
-std::vector<int64_t> indices_of(const oracle::GuardedBuffer& b) {
-  const auto* p = static_cast<const int64_t*>(b.data());
-  return std::vector<int64_t>(p, p + b.nbytes() / sizeof(int64_t));
-}
 
 // Runs moe_router on every target; judges gates and experts; checks thread invariance. With
 // exact_selection, the experts must be the reference's own (in its ascending order).
@@ -109,7 +42,7 @@ void check_router(Storage s, const Routed& r, const std::string& what,
   const auto run = [&] {
     gates.arm();
     experts.arm();
-    moe_router(s, bytes(r.in, "logits"), bias_of(r), p.tokens,
+    moe_router(s, input_bytes(r.in, "logits"), bias_of(r), p.tokens,
                oracle::fast_adapters::router_config(p), static_cast<int64_t*>(experts.data()),
                gates.data());
   };
@@ -164,22 +97,28 @@ void check_balance(Storage s, const Routed& r, const std::string& what) {
 }
 
 TEST(FastMoeRouter, DeepSeekV3GroupRouting) {
-  for (Storage s : kAllStorages) check_router(s, draw(deepseek_v3(96), s, 501), "deepseek-v3");
+  for (Storage s : kAllStorages)
+    check_router(s, draw_router(deepseek_v3(96), s, 501), "deepseek-v3");
 }
 
 TEST(FastMoeRouter, DeepSeekV2SoftmaxGroupsByBest) {
-  for (Storage s : kAllStorages) check_router(s, draw(deepseek_v2(64), s, 502), "deepseek-v2");
+  for (Storage s : kAllStorages)
+    check_router(s, draw_router(deepseek_v2(64), s, 502), "deepseek-v2");
 }
 
 TEST(FastMoeRouter, FlatRoutings) {
   using ref::RouterScore;
   for (Storage s : kAllStorages) {
-    check_router(s, draw(flat(64, 128, 1, RouterScore::kSoftmax, false), s, 503), "switch");
-    check_router(s, draw(flat(64, 8, 2, RouterScore::kSoftmax, true), s, 504), "mixtral");
-    check_router(s, draw(flat(40, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
+    check_router(s, draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 503),
+                 "switch");
+    check_router(s, draw_router(flat_router(64, 8, 2, RouterScore::kSoftmax, true), s, 504),
+                 "mixtral");
+    check_router(s, draw_router(flat_router(40, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
                  "sigmoid with bias, odd N");
-    check_router(s, draw(flat(9, 6, 6, RouterScore::kSigmoid, true), s, 506), "K = N");
-    check_router(s, draw(flat(3, 1, 1, RouterScore::kSoftmax, true), s, 507), "N = 1");
+    check_router(s, draw_router(flat_router(9, 6, 6, RouterScore::kSigmoid, true), s, 506),
+                 "K = N");
+    check_router(s, draw_router(flat_router(3, 1, 1, RouterScore::kSoftmax, true), s, 507),
+                 "N = 1");
   }
 }
 
@@ -191,80 +130,44 @@ TEST(FastMoeRouter, GroupShapes) {
     p.topk_group = 5;
     p.top_k = 3;
     p.group_score = ref::GroupScore::kMax;
-    check_router(s, draw(p, s, 508), "one expert per group");
+    check_router(s, draw_router(p, s, 508), "one expert per group");
     p = deepseek_v3(24);
     p.topk_group = 8;  // every group kept: the flat top-k
-    check_router(s, draw(p, s, 509), "all groups kept");
+    check_router(s, draw_router(p, s, 509), "all groups kept");
     p = deepseek_v3(24);
     p.top_k = 128;  // every expert of the 4 kept groups
-    check_router(s, draw(p, s, 510), "K = the kept groups' experts");
+    check_router(s, draw_router(p, s, 510), "K = the kept groups' experts");
   }
-}
-
-// Logits and bias with many exactly equal scores: integer logits in [−2, 2] and a bias of 0 or
-// 1/2 (equal (z, c) pairs give equal f32 scores; distinct ones differ far beyond f32 errors), so
-// the selection must follow the reference's tie rule exactly, groups included.
-Routed ties(const RouterParams& p, Storage s, uint64_t seed) {
-  Routed r{p, {}};
-  const ref::Tensor zi =
-      oracle::uniform_int(seed, "z", ref::DType::i64, {p.tokens, p.experts}, -2, 3);
-  ref::Tensor z(dtype_of(s), {p.tokens, p.experts});
-  for (int64_t i = 0; i < z.numel(); ++i) z.set(i, static_cast<double>(zi.as<int64_t>()[i]));
-  r.in.add("logits", std::move(z));
-  if (p.bias) {
-    const ref::Tensor ci = oracle::uniform_int(seed, "c", ref::DType::i64, {p.experts}, 0, 2);
-    ref::Tensor c(dtype_of(s), {p.experts});
-    for (int64_t i = 0; i < c.numel(); ++i)
-      c.set(i, 0.5 * static_cast<double>(ci.as<int64_t>()[i]));
-    r.in.add("bias", std::move(c));
-  }
-  return r;
 }
 
 TEST(FastMoeRouter, ExactTiesFollowTheReferenceRule) {
   for (Storage s : kAllStorages) {
-    check_router(s, ties(deepseek_v3(48), s, 511), "ties, deepseek-v3", true);
+    check_router(s, tied_router(deepseek_v3(48), s, 511), "ties, deepseek-v3", true);
     RouterParams p = deepseek_v3(48);
     p.bias = false;
-    check_router(s, ties(p, s, 512), "ties, groups without bias", true);
-    check_router(s, ties(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
-    check_router(s, ties(flat(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514), "ties, flat",
-                 true);
+    check_router(s, tied_router(p, s, 512), "ties, groups without bias", true);
+    check_router(s, tied_router(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
+    check_router(s, tied_router(flat_router(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514),
+                 "ties, flat", true);
   }
 }
 
 TEST(FastMoeRouter, SpecialLogitsRankAsTheReference) {
-  using oracle::Special;
   for (Storage s : kAllStorages) {
-    // Sigmoid: a NaN ranks first (its token's gates are NaN), ±inf are affinities 1 and 0.
-    RouterParams p = deepseek_v3(4);
-    const std::vector<oracle::SpecialAt> sig = {{3, Special::nan},
-                                                {256 + 40, Special::pos_inf},
-                                                {256 + 41, Special::pos_inf},
-                                                {512 + 7, Special::neg_inf},
-                                                {768 + 200, Special::max_finite}};
-    check_router(s, draw(p, s, 515, sig), "sigmoid specials", true);
-    // Softmax: NaN or +inf make a row NaN (ranked by index); a −inf is a masked expert.
-    RouterParams q = deepseek_v2(4);
-    const std::vector<oracle::SpecialAt> soft = {{5, Special::nan},
-                                                 {160 + 9, Special::pos_inf},
-                                                 {320 + 0, Special::neg_inf},
-                                                 {320 + 1, Special::neg_inf}};
-    check_router(s, draw(q, s, 516, soft), "softmax specials", true);
-    RouterParams f = flat(2, 5, 2, ref::RouterScore::kSoftmax, true);
-    std::vector<oracle::SpecialAt> masked;
-    for (int64_t i = 0; i < 5; ++i) masked.push_back({5 + i, Special::neg_inf});
-    check_router(s, draw(f, s, 517, masked), "softmax row of −inf", true);
+    for (const auto& [what, r] : special_routers(s)) check_router(s, r, what, true);
   }
 }
 
 TEST(FastMoeBalance, LoadBalanceLoss) {
   for (Storage s : kAllStorages) {
-    check_balance(s, draw(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
-    check_balance(s, draw(deepseek_v2(40), s, 522), "deepseek-v2");
-    check_balance(s, draw(flat(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523), "switch");
-    check_balance(s, draw(flat(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
-                  "sigmoid, odd N");
+    check_balance(s, draw_router(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
+    check_balance(s, draw_router(deepseek_v2(40), s, 522), "deepseek-v2");
+    check_balance(s,
+                  draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523),
+                  "switch");
+    check_balance(
+        s, draw_router(flat_router(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
+        "sigmoid, odd N");
   }
 }
 
@@ -301,7 +204,7 @@ void check_aux_free(Storage s, int64_t n, int64_t max_load, double gamma, uint64
   oracle::GuardedBuffer out(dtype_of(s), {n});
   const auto run = [&] {
     out.arm();
-    aux_free_update(s, bytes(in, "bias"), in.at("load").as<int64_t>().data(), n,
+    aux_free_update(s, input_bytes(in, "bias"), in.at("load").as<int64_t>().data(), n,
                     static_cast<float>(gamma), out.data());
   };
   for_each_target([&](const std::string& target) {

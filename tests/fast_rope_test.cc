@@ -208,22 +208,6 @@ double max_abs_x(const Prepared& c) {
   return m;
 }
 
-double max_error(const std::vector<mp>& exact, const std::vector<double>& got) {
-  double e = 0;
-  for (size_t i = 0; i < exact.size(); ++i) {
-    e = std::max(e, std::abs(got[i] - ref::to_double(exact[i])));
-  }
-  return e;
-}
-
-std::vector<double> values_of(const oracle::GuardedBuffer& y, int64_t n) {
-  ref::Tensor t(y.dtype(), y.shape());
-  std::memcpy(t.bytes().data(), y.data(), y.nbytes());
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = t.get(i);
-  return v;
-}
-
 // f32 outputs at positions up to 2^20: y_a = x_a·c − x_b·s with c and s within 2^-25 (+ the
 // angle's ~2^-37 rad) of exact, two products, an FMA and the store, each ≤ 2^-25 relative: at
 // most 2.7·2^-24·max|x|. The bound is 4·2^-24·max|x|; the naive f32 kernel (angle p·θ in f32)

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -119,6 +121,24 @@ inline std::vector<uint8_t> bytes_of(std::initializer_list<const oracle::Guarded
     out.insert(out.end(), one.begin(), one.end());
   }
   return out;
+}
+
+// max |got − exact| over the elements.
+inline double max_error(const std::vector<ref::mp>& exact, const std::vector<double>& got) {
+  double e = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    e = std::max(e, std::abs(got[i] - ref::to_double(exact[i])));
+  }
+  return e;
+}
+
+// The first n values of an output buffer, widened to double.
+inline std::vector<double> values_of(const oracle::GuardedBuffer& y, int64_t n) {
+  ref::Tensor t(y.dtype(), y.shape());
+  std::memcpy(t.bytes().data(), y.data(), y.nbytes());
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = t.get(i);
+  return v;
 }
 
 }  // namespace lmo::testdata

@@ -1,0 +1,27 @@
+// Gpu-backend adapters (oracle/backend_gpu.cc's op map) for the sinusoidal encoding
+// (oracle/ops/positional.h) and the MoE ops (oracle/ops/moe.h, moe_balance.h) on
+// gpu/api_positional.h and gpu/api_moe.h, as backend_fast_rope.h and backend_fast_moe.h do for
+// fast/.
+#pragma once
+
+#include <vector>
+
+#include "gpu/api.h"
+#include "oracle/guarded_buffer.h"
+#include "oracle/op.h"
+
+namespace lmo::oracle {
+
+// sinusoidal_pe: input positions; output pe.
+void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
+                           std::vector<GuardedBuffer>& out);
+
+// moe_router (gates, experts), load_balance_loss (loss, p), aux_free_update (the new bias).
+void run_gpu_moe_router(const Op& op, gpu::Storage s, const InputSet& in,
+                        std::vector<GuardedBuffer>& out);
+void run_gpu_load_balance_loss(const Op& op, gpu::Storage s, const InputSet& in,
+                               std::vector<GuardedBuffer>& out);
+void run_gpu_aux_free_update(const Op& op, gpu::Storage s, const InputSet& in,
+                             std::vector<GuardedBuffer>& out);
+
+}  // namespace lmo::oracle
