@@ -124,19 +124,19 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   for (; i + 4 * N <= n; i += 4 * N) {
     prefetch.step();
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
-    a1 = hn::Add(a1, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, dcap,
-                                                 i + N));
-    a2 = hn::Add(a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e,
-                                                 dcap, i + 2 * N));
-    a3 = hn::Add(a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e,
-                                                 dcap, i + 3 * N));
+    a1 = hn::Add(a1,
+                 Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, dcap, i + N));
+    a2 = hn::Add(a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, dcap,
+                                                 i + 2 * N));
+    a3 = hn::Add(a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, dcap,
+                                                 i + 3 * N));
   }
   for (; i + N <= n; i += N) {
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
   }
   if (i < n) {
-    const V t = Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e,
-                                            dcap, i);
+    const V t =
+        Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, dcap, i);
     a1 = hn::Add(a1, hn::IfThenElseZero(hn::FirstN(d, n - i), t));
   }
   st.sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
@@ -239,8 +239,8 @@ void Softmax(Storage s, const void* z, void* p, float* logz, int64_t rows, int64
 }
 
 template <Storage S, bool kCapped, bool kGrad>
-void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, size_t n,
-                      float lambda, float cap, float* loss, float* logz, Elem<S>* grad) {
+void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, size_t n, float lambda,
+                      float cap, float* loss, float* logz, Elem<S>* grad) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   const size_t N = hn::Lanes(d);
@@ -293,9 +293,8 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
         // Every element without the one-hot, then the vector holding the target once more
         // with it (elementwise, so its other lanes are rewritten with the same values).
         const V zero = hn::Zero(d);
-        const size_t i = StoreVectors<S>(d, gr, n, stream, [&](size_t j) HWY_ATTR {
-          return grad_at(j, zero);
-        });
+        const size_t i =
+            StoreVectors<S>(d, gr, n, stream, [&](size_t j) HWY_ATTR { return grad_at(j, zero); });
         if (i < n) StoreTailF<S>(d, grad_at(i, zero), gr + i, n - i);
         const hn::RebindToSigned<decltype(d)> di;
         const size_t at = n >= N ? std::min(t - t % N, n - N) : 0;
