@@ -5,6 +5,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -20,29 +21,50 @@ HWY_BEFORE_NAMESPACE();
 namespace lmo::fast {
 namespace HWY_NAMESPACE {
 
-// z' = cap·tanh(z/cap) (cap > 0) or z; with the derivative factor when asked.
+// The terms are formed as e^{z' − m}·2^kSumBias (ExpNonPosTimes2Pow64F): every term that
+// matters next to the sum (≥ 1, i.e. ≥ 2^kSumBias scaled) is then a normal number, so p_j =
+// term/Σ keeps full relative accuracy down to the subnormal p_j, and the exponent is built in
+// one step.
+constexpr int kSumBias = 64;
+
 template <class D, class V>
-HWY_INLINE V CapF(D d, V z, V vcap, bool capped) {
-  if (!capped) return z;
-  return SoftcapF(d, z, vcap);
+HWY_INLINE V ScaledExpF(D d, V x) {
+  return ExpNonPosTimes2Pow64F(d, x);
 }
 
-// cap·tanh(z/cap) and 4e/(1 + e)², e = e^{−2|z/cap|}, sharing e.
-template <class D, class V>
-HWY_INLINE V CapAndGrad(D d, V z, V vcap, V& grad) {
+// z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 4e/(1 + e)², e = e^{−2|z/cap|} (the
+// reference's softcap_grad), sharing e. e is formed as e·2^64 (the scaled exponential, accurate
+// to ~1 ulp as a normal number) and scaled back by one rounding, so a subnormal e or cap' is
+// rounded once, as a correctly computed value would be. The row maximum, every logit and the
+// target's z' all go through this one function, so z' − m ≤ 0 holds for the computed values.
+template <bool kGrad, class D, class V>
+HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
   const V t = hn::Div(z, vcap);
   const V at = hn::Abs(t);
-  const V e = ExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
-  const V one_e = hn::Add(hn::Set(d, 1.0f), e);
-  grad = hn::Div(hn::Mul(hn::Set(d, 4.0f), e), hn::Mul(one_e, one_e));
+  const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+  const V unscale = hn::Set(d, 0x1p-64f);
+  const V e = hn::Mul(e_scaled, unscale);
+  if constexpr (kGrad) {
+    const V one_e = hn::Add(hn::Set(d, 1.0f), e);
+    grad = hn::Mul(hn::Div(hn::Mul(hn::Set(d, 4.0f), e_scaled), hn::Mul(one_e, one_e)), unscale);
+  }
   const V y = hn::Mul(vcap, hn::CopySign(TanhAbs(d, at, e), t));
+  // |z| < 2^-40·cap: z' = z (see SoftcapF).
   return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(vcap, hn::Set(d, 0x1p-40f))), z, y);
+}
+
+template <class D, class V>
+HWY_INLINE V CapF(D d, V z, V vcap) {
+  V unused;
+  return CapF<false>(d, z, vcap, unused);
 }
 
 struct RowStats {
   bool finite;  // every logit finite (else the scalar path handles the row)
   float m;      // max of z' (z' = the capped logits)
-  double sum;   // Σ e^{z' − m}
+  float sum;    // Σ e^{z' − m}·2^kSumBias, in f32 lanes
+  // Σ e^{z' − m} (exact: a power-of-two scaling of a float).
+  double unscaled_sum() const { return std::ldexp(static_cast<double>(sum), -kSumBias); }
 };
 
 // A per-thread row of f32 scratch, at least n + one vector long (slot 0 or 1): the terms a
@@ -55,19 +77,35 @@ inline float* Scratch(int slot, size_t n) {
   return v.data();
 }
 
+// One term of the row's sum: e^{z' − m}·2^kSumBias, stored to e + i when kKeep (the terms) and
+// cap'(z) to dcap + i when kGrad (capped gradient rows). A function rather than a lambda so that
+// it is always inlined (an out-of-line call spilled every constant of the exponential).
+template <bool kCapped, bool kGrad, bool kKeep, class D, class V>
+HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, float* HWY_RESTRICT dcap,
+                  size_t i) {
+  V zc = z;
+  if constexpr (kCapped) {
+    V g;
+    zc = CapF<kGrad>(d, z, vcap, g);
+    if constexpr (kGrad) hn::StoreU(g, d, dcap + i);
+  }
+  const V t = ScaledExpF(d, hn::Sub(zc, vm));
+  if constexpr (kKeep) hn::StoreU(t, d, e + i);
+  return t;
+}
+
 // The row's max and sum. One read for the max of the raw logits together with Σ 0·z (NaN iff
-// some z is not finite); z' is monotone in z, so m = z'(max z). Then Σ e^{z' − m}, storing each
-// term e^{z' − m} to e (when not null) and, when dcap is not null (capped rows only), cap'(z)
-// there; the padding lanes of the last vector are stored too (the scratch has room for them).
-// The exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
-template <Storage S, class D>
+// some z is not finite); z' is monotone in z, so m = z'(max z). Then Σ e^{z' − m} (scaled), with
+// Term's stores; the padding lanes of the last vector are stored too (the scratch has room for
+// them). The exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
+template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
                float* HWY_RESTRICT dcap, const Elem<S>* next) {
-  const bool capped = cap > 0.0f;
-  const auto vcap = hn::Set(d, cap);
-  const auto zero = hn::Zero(d);
+  using V = hn::Vec<D>;
+  const V vcap = hn::Set(d, cap);
+  const V zero = hn::Zero(d);
   const float ninf = -std::numeric_limits<float>::infinity();
-  hn::Vec<D> mx, bad;
+  V mx, bad;
   RowFold2<S>(
       d, z, n, ninf, hn::Set(d, ninf), [](auto a, auto v) { return hn::Max(a, v); },
       [](auto a, auto b) { return hn::Max(a, b); }, 0.0f, zero,
@@ -76,36 +114,30 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   RowStats st{};
   st.finite = !std::isnan(hn::GetLane(hn::SumOfLanes(d, bad)));
   if (!st.finite) return st;
-  st.m = hn::GetLane(CapF(d, hn::MaxOfLanes(d, mx), vcap, capped));
-  const auto vm = hn::Set(d, st.m);
+  V vm = hn::MaxOfLanes(d, mx);
+  if constexpr (kCapped) vm = CapF(d, vm, vcap);
+  st.m = hn::GetLane(vm);
   const size_t N = hn::Lanes(d);
-  auto a0 = zero, a1 = zero, a2 = zero, a3 = zero;
-  const auto term = [&](auto v, size_t i) {
-    hn::Vec<D> zc;
-    if (dcap) {
-      hn::Vec<D> g;
-      zc = CapAndGrad(d, v, vcap, g);
-      hn::StoreU(g, d, dcap + i);
-    } else {
-      zc = CapF(d, v, vcap, capped);
-    }
-    const auto t = ExpF(d, hn::Sub(zc, vm));
-    if (e) hn::StoreU(t, d, e + i);
-    return t;
-  };
+  V a0 = zero, a1 = zero, a2 = zero, a3 = zero;
   RowPrefetch prefetch(next, n * sizeof(Elem<S>), n / (4 * N));
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
     prefetch.step();
-    a0 = hn::Add(a0, term(LoadF<S>(d, z + i), i));
-    a1 = hn::Add(a1, term(LoadF<S>(d, z + i + N), i + N));
-    a2 = hn::Add(a2, term(LoadF<S>(d, z + i + 2 * N), i + 2 * N));
-    a3 = hn::Add(a3, term(LoadF<S>(d, z + i + 3 * N), i + 3 * N));
+    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
+    a1 = hn::Add(a1,
+                 Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, dcap, i + N));
+    a2 = hn::Add(a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, dcap,
+                                                 i + 2 * N));
+    a3 = hn::Add(a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, dcap,
+                                                 i + 3 * N));
   }
-  for (; i + N <= n; i += N) a0 = hn::Add(a0, term(LoadF<S>(d, z + i), i));
+  for (; i + N <= n; i += N) {
+    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
+  }
   if (i < n) {
-    a1 = hn::Add(
-        a1, hn::IfThenElseZero(hn::FirstN(d, n - i), term(LoadTailF<S>(d, z + i, n - i, 0.0f), i)));
+    const V t =
+        Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, dcap, i);
+    a1 = hn::Add(a1, hn::IfThenElseZero(hn::FirstN(d, n - i), t));
   }
   st.sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
   return st;
@@ -149,19 +181,20 @@ ScalarRow ScalarStats(const Elem<S>* z, size_t n, float cap) {
   return r;
 }
 
-template <Storage S>
+template <Storage S, bool kKeep>
 void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t n) {
   const hn::ScalableTag<float> d;
-  const bool stream = p && StreamRows<S>(rows, n);
+  const bool stream = kKeep && StreamRows<S>(rows, n);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* zr = z + static_cast<size_t>(r) * n;
-      float* const e = p ? Scratch(0, n) : nullptr;
-      const RowStats st = Stats<S>(d, zr, n, 0.0f, e, nullptr, r + 1 < rows ? zr + n : nullptr);
+      float* const e = kKeep ? Scratch(0, n) : nullptr;
+      const RowStats st = Stats<S, false, false, kKeep>(d, zr, n, 0.0f, e, nullptr,
+                                                        r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, 0.0f);
         if (logz) logz[r] = static_cast<float>(sr.lse);
-        if (p) {
+        if (kKeep) {
           double m = sr.zc[0];
           for (double v : sr.zc) {
             if (std::isnan(v)) {
@@ -179,13 +212,13 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
         }
         continue;
       }
-      if (logz) logz[r] = static_cast<float>(st.m + std::log(st.sum));
-      if (p) {
-        // p_j = e^{z_j − m}/Σ from the terms Stats kept (its padding lanes are read and
-        // dropped with the tail).
-        const auto vs = hn::Set(d, static_cast<float>(st.sum));
+      if (logz) logz[r] = static_cast<float>(st.m + std::log(st.unscaled_sum()));
+      if constexpr (kKeep) {
+        // p_j = e^{z_j − m}/Σ from the scaled terms Stats kept over their scaled sum (its
+        // padding lanes are read and dropped with the tail).
+        const auto vs = hn::Set(d, st.sum);
         Elem<S>* const pr = p + static_cast<size_t>(r) * n;
-        const auto at = [&](size_t j) { return hn::Div(hn::LoadU(d, e + j), vs); };
+        const auto at = [&](size_t j) HWY_ATTR { return hn::Div(hn::LoadU(d, e + j), vs); };
         const size_t i = StoreVectors<S>(d, pr, n, stream, at);
         if (i < n) StoreTailF<S>(d, at(i), pr + i, n - i);
       }
@@ -196,37 +229,43 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
 void Softmax(Storage s, const void* z, void* p, float* logz, int64_t rows, int64_t n) {
   WithStorage(s, [&](auto tag) {
     constexpr Storage S = decltype(tag)::value;
-    SoftmaxRows<S>(static_cast<const Elem<S>*>(z), static_cast<Elem<S>*>(p), logz, rows,
-                   static_cast<size_t>(n));
+    const auto* zs = static_cast<const Elem<S>*>(z);
+    if (p) {
+      SoftmaxRows<S, true>(zs, static_cast<Elem<S>*>(p), logz, rows, static_cast<size_t>(n));
+    } else {
+      SoftmaxRows<S, false>(zs, nullptr, logz, rows, static_cast<size_t>(n));
+    }
   });
 }
 
-template <Storage S>
-void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, size_t n,
-                      float lambda, float cap, float* loss, float* logz, Elem<S>* grad) {
+template <Storage S, bool kCapped, bool kGrad>
+void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, size_t n, float lambda,
+                      float cap, float* loss, float* logz, Elem<S>* grad) {
   const hn::ScalableTag<float> d;
-  const bool capped = cap > 0.0f;
-  const bool stream = grad && StreamRows<S>(rows, n);
+  using V = hn::Vec<decltype(d)>;
+  const size_t N = hn::Lanes(d);
+  const bool stream = kGrad && StreamRows<S>(rows, n);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* zr = z + static_cast<size_t>(r) * n;
-      Elem<S>* gr = grad ? grad + static_cast<size_t>(r) * n : nullptr;
+      Elem<S>* gr = kGrad ? grad + static_cast<size_t>(r) * n : nullptr;
       const size_t t = static_cast<size_t>(target[r]);
       const double lam = lambda;
-      float* const e = gr ? Scratch(0, n) : nullptr;
-      float* const dc = gr && capped ? Scratch(1, n) : nullptr;
-      const RowStats st = Stats<S>(d, zr, n, cap, e, dc, r + 1 < rows ? zr + n : nullptr);
+      float* const e = kGrad ? Scratch(0, n) : nullptr;
+      float* const dc = kGrad && kCapped ? Scratch(1, n) : nullptr;
+      const RowStats st = Stats<S, kCapped, kCapped && kGrad, kGrad>(
+          d, zr, n, cap, e, dc, r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, cap);
         const double lse = sr.lse;
         loss[r] = static_cast<float>(-sr.zc[t] + lse + lam * (lse * lse));
         logz[r] = static_cast<float>(lse);
-        if (!gr) continue;
+        if (!kGrad) continue;
         const double coef = 2 * lam * lse;
         for (size_t j = 0; j < n; ++j) {
           const double pj = std::exp(sr.zc[j] - lse);
           double g = (j == t ? pj - 1 : pj) + coef * pj;
-          if (capped) {
+          if (kCapped) {
             const double e = std::exp(-2 * std::fabs(load_f32(S, zr, static_cast<int64_t>(j)) /
                                                      static_cast<double>(cap)));
             g *= 4 * e / ((1 + e) * (1 + e));
@@ -235,27 +274,39 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
         }
         continue;
       }
-      const double lse = st.m + std::log(st.sum);
-      const auto vcap = hn::Set(d, cap);
-      const float zt =
-          hn::GetLane(CapF(d, hn::Set(d, load_f32(S, zr, static_cast<int64_t>(t))), vcap, capped));
+      const double lse = st.m + std::log(st.unscaled_sum());
+      float zt = load_f32(S, zr, static_cast<int64_t>(t));
+      if constexpr (kCapped) zt = hn::GetLane(CapF(d, hn::Set(d, zt), hn::Set(d, cap)));
       loss[r] = static_cast<float>(-static_cast<double>(zt) + lse + lam * (lse * lse));
       logz[r] = static_cast<float>(lse);
-      if (!gr) continue;
-      // g_j = (p_j·(1 + 2λ log Z) − [j = t])·cap'(z_j), p_j = e^{z'_j − m}/Σ.
-      const auto inv = hn::Set(d, static_cast<float>(1.0 / st.sum));
-      const auto scale = hn::Set(d, static_cast<float>(1.0 + 2.0 * lam * lse));
-      const hn::RebindToSigned<decltype(d)> di;
-      // From the terms e^{z'_j − m} and cap'(z_j) that Stats kept.
-      const auto row_grad = [&](size_t i) {
-        const auto pj = hn::Mul(hn::LoadU(d, e + i), inv);
-        const auto hot = hn::RebindMask(
-            d, hn::Eq(hn::Iota(di, static_cast<int32_t>(i)), hn::Set(di, static_cast<int32_t>(t))));
-        const auto g = hn::Sub(hn::Mul(pj, scale), hn::IfThenElseZero(hot, hn::Set(d, 1.0f)));
-        return capped ? hn::Mul(g, hn::LoadU(d, dc + i)) : g;
-      };
-      const size_t i = StoreVectors<S>(d, gr, n, stream, row_grad);
-      if (i < n) StoreTailF<S>(d, row_grad(i), gr + i, n - i);
+      if constexpr (kGrad) {
+        // g_j = (p_j·(1 + 2λ log Z) − [j = t])·cap'(z_j), p_j = e^{z'_j − m}/Σ, from the
+        // scaled terms and the cap'(z_j) that Stats kept (1/Σ is normal: Σ ≤ n·2^64).
+        const V inv = hn::Set(d, static_cast<float>(1.0 / static_cast<double>(st.sum)));
+        const V scale = hn::Set(d, static_cast<float>(1.0 + 2.0 * lam * lse));
+        const auto grad_at = [&](size_t i, V hot) HWY_ATTR {
+          const V pj = hn::Mul(hn::LoadU(d, e + i), inv);
+          const V g = hn::Sub(hn::Mul(pj, scale), hot);
+          if constexpr (kCapped) return hn::Mul(g, hn::LoadU(d, dc + i));
+          return g;
+        };
+        // Every element without the one-hot, then the vector holding the target once more
+        // with it (elementwise, so its other lanes are rewritten with the same values).
+        const V zero = hn::Zero(d);
+        const size_t i =
+            StoreVectors<S>(d, gr, n, stream, [&](size_t j) HWY_ATTR { return grad_at(j, zero); });
+        if (i < n) StoreTailF<S>(d, grad_at(i, zero), gr + i, n - i);
+        const hn::RebindToSigned<decltype(d)> di;
+        const size_t at = n >= N ? std::min(t - t % N, n - N) : 0;
+        const V hot = hn::IfThenElseZero(
+            hn::RebindMask(d, hn::Eq(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(t - at)))),
+            hn::Set(d, 1.0f));
+        if (n >= N) {
+          StoreF<S>(d, grad_at(at, hot), gr + at);
+        } else {
+          StoreTailF<S>(d, grad_at(at, hot), gr + at, n - at);
+        }
+      }
     }
   });
 }
@@ -264,9 +315,20 @@ void CrossEntropy(Storage s, const void* z, const int64_t* target, int64_t rows,
                   float lambda, float cap, float* loss, float* logz, void* grad) {
   WithStorage(s, [&](auto tag) {
     constexpr Storage S = decltype(tag)::value;
-    CrossEntropyRows<S>(static_cast<const Elem<S>*>(z), target, rows,
-                        static_cast<size_t>(vocab), lambda, cap, loss, logz,
-                        static_cast<Elem<S>*>(grad));
+    const auto* zs = static_cast<const Elem<S>*>(z);
+    auto* gs = static_cast<Elem<S>*>(grad);
+    const size_t n = static_cast<size_t>(vocab);
+    if (cap > 0.0f) {
+      if (gs) {
+        CrossEntropyRows<S, true, true>(zs, target, rows, n, lambda, cap, loss, logz, gs);
+      } else {
+        CrossEntropyRows<S, true, false>(zs, target, rows, n, lambda, cap, loss, logz, gs);
+      }
+    } else if (gs) {
+      CrossEntropyRows<S, false, true>(zs, target, rows, n, lambda, cap, loss, logz, gs);
+    } else {
+      CrossEntropyRows<S, false, false>(zs, target, rows, n, lambda, cap, loss, logz, gs);
+    }
   });
 }
 
