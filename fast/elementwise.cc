@@ -25,6 +25,26 @@ bool StreamOutput(int64_t n) {
   return static_cast<size_t>(n) * sizeof(Elem<S>) >= kStreamBytes;
 }
 
+// MapUnary/MapBinary, bf16 through the shuffle-free pairs of fast/storage-inl.h.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapUnaryS(D d, const Elem<S>* x, Elem<S>* y, size_t n, const Fn& fn, bool stream) {
+  if constexpr (S == Storage::bf16) {
+    MapUnaryBf16(d, x, y, n, fn, stream);
+  } else {
+    MapUnary<S>(d, x, y, n, fn, stream);
+  }
+}
+
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapBinaryS(D d, const Elem<S>* a, const Elem<S>* b, Elem<S>* y, size_t n,
+                           const Fn& fn, bool stream) {
+  if constexpr (S == Storage::bf16) {
+    MapBinaryBf16(d, a, b, y, n, fn, stream);
+  } else {
+    MapBinary<S>(d, a, b, y, n, fn, stream);
+  }
+}
+
 template <class Fn>
 void ForActivation(Activation act, const Fn& fn) {
   switch (act) {
@@ -51,7 +71,7 @@ void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n
     auto* ys = static_cast<Elem<S>*>(y);
     ForActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapUnary<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
+        MapUnaryS<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
       });
     });
   });
@@ -66,7 +86,7 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
     auto* hs = static_cast<Elem<S>*>(h);
     ForActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapBinary<S>(
+        MapBinaryS<S>(
             d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
             [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); }, StreamOutput<S>(n));
       });
@@ -82,7 +102,7 @@ void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
     const auto* zs = static_cast<const Elem<S>*>(z);
     auto* ys = static_cast<Elem<S>*>(y);
     parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-      MapUnary<S>(
+      MapUnaryS<S>(
           d, zs + b, ys + b, static_cast<size_t>(e - b),
           [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); }, StreamOutput<S>(n));
     });
