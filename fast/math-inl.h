@@ -233,8 +233,8 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   const auto neg_x = hn::Lt(x, zero);
   const V ev = hn::Exp(d, hn::Neg(hn::Abs(vh)));
   const V en = hn::MulAdd(ev, vl, ev);
-  V y = hn::Mul(x, hn::Div(hn::IfThenElse(neg_x, en, one),
-                           hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
+  V y = hn::Mul(
+      x, hn::Div(hn::IfThenElse(neg_x, en, one), hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
   // v < −80: e^{v} < 2^-115 would be subnormal and 1 + e^{v} = 1; apply e^{v/2} twice so that
   // only the last product rounds into the subnormal range (evaluated only when a lane needs it).
   const auto deep = hn::Lt(vh, hn::Set(d, -80.0f));

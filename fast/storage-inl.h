@@ -57,9 +57,8 @@ HWY_INLINE hn::Vec<D> F32FromF16Bits(D d, hn::Vec<hn::RebindToUnsigned<D>> h) {
   const auto exp = hn::And(o, shifted_exp);
   o = hn::Add(o, hn::Set(du, (127u - 15u) << 23));
   const auto inf_nan = hn::Add(o, hn::Set(du, (128u - 16u) << 23));
-  const auto sub = hn::BitCast(
-      du, hn::Sub(hn::BitCast(d, hn::Add(o, hn::Set(du, 1u << 23))),
-                  hn::BitCast(d, hn::Set(du, 113u << 23))));
+  const auto sub = hn::BitCast(du, hn::Sub(hn::BitCast(d, hn::Add(o, hn::Set(du, 1u << 23))),
+                                           hn::BitCast(d, hn::Set(du, 113u << 23))));
   o = hn::IfThenElse(hn::Eq(exp, shifted_exp), inf_nan, o);
   o = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), sub, o);
   return hn::BitCast(d, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
@@ -80,8 +79,8 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> F16BitsFromF32(D d, hn::Vec<D> f) {
   const auto small =
       hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, u), hn::BitCast(d, magic))), magic);
   const auto odd = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
-  const auto normal = hn::ShiftRight<13>(
-      hn::Add(hn::Add(u, hn::Set(du, ((15u - 127u) << 23) + 0xFFFu)), odd));
+  const auto normal =
+      hn::ShiftRight<13>(hn::Add(hn::Add(u, hn::Set(du, ((15u - 127u) << 23) + 0xFFFu)), odd));
   auto o = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ui, hn::Set(di, 113 << 23))), small, normal);
   o = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ui, hn::Set(di, ((127 + 16) << 23) - 1))), big, o);
   return hn::Or(o, hn::ShiftRight<16>(sign));
@@ -194,10 +193,10 @@ template <Storage S, class D>
 HWY_INLINE hn::Vec<D> LoadTailF(D d, const Elem<S>* HWY_RESTRICT p, size_t count, float fill) {
   constexpr size_t kMax = HWY_MAX_BYTES / sizeof(float);
   HWY_ALIGN Elem<S> buf[kMax];
-  const Elem<S> f = std::is_same_v<Elem<S>, float>
-                        ? static_cast<Elem<S>>(fill)
-                        : static_cast<Elem<S>>(S == Storage::bf16 ? bf16_from_f32(fill)
-                                                                  : f16_from_f32(fill));
+  const Elem<S> f =
+      std::is_same_v<Elem<S>, float>
+          ? static_cast<Elem<S>>(fill)
+          : static_cast<Elem<S>>(S == Storage::bf16 ? bf16_from_f32(fill) : f16_from_f32(fill));
   for (size_t i = 0; i < kMax; ++i) buf[i] = f;
   std::memcpy(buf, p, count * sizeof(Elem<S>));
   return LoadF<S>(d, buf);
@@ -268,14 +267,14 @@ HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY
 // positions within the pair change, never a value: an elementwise fn gives every element the
 // result MapUnary/MapBinary give it. The widening and narrowing shuffles of LoadF/StoreF (half
 // of the vector work of a cheap elementwise op in bf16) disappear. Where a u16 vector does not
-// hold twice the f32 lanes (HWY_SCALAR), the plain maps run.
+// hold twice the f32 lanes (HWY_SCALAR: one lane of any type), the plain maps run.
+#undef LMO_FAST_BF16_PAIRS
+#if HWY_TARGET == HWY_SCALAR
+#define LMO_FAST_BF16_PAIRS 0
+#else
+#define LMO_FAST_BF16_PAIRS 1
 template <class D>
 using Bf16PairTag = hn::Repartition<uint16_t, D>;
-
-template <class D>
-HWY_INLINE constexpr bool HasBf16Pairs(D d) {
-  return hn::MaxLanes(Bf16PairTag<D>()) == 2 * hn::MaxLanes(d);
-}
 
 template <class D>
 HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& even,
@@ -288,8 +287,8 @@ HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& ev
 
 template <class D>
 HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd) {
-  return hn::BitCast(Bf16PairTag<D>(), hn::Or(Bf16BitsFromF32(d, even),
-                                              hn::ShiftLeft<16>(Bf16BitsFromF32(d, odd))));
+  return hn::BitCast(Bf16PairTag<D>(),
+                     hn::Or(Bf16BitsFromF32(d, even), hn::ShiftLeft<16>(Bf16BitsFromF32(d, odd))));
 }
 
 // y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),
@@ -319,20 +318,21 @@ HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool s
   for (; i + M <= n; i += M) hn::StoreU(at(i), d16, y + i);
   return i;
 }
+#endif  // HWY_TARGET == HWY_SCALAR
 
 // MapUnary for bf16 through pairs; the rest (< 2·Lanes(d) elements) through MapUnary.
 template <class D, class Fn>
 HWY_INLINE void MapUnaryBf16(D d, const uint16_t* HWY_RESTRICT x, uint16_t* HWY_RESTRICT y,
                              size_t n, const Fn& fn, bool stream = false) {
   size_t i = 0;
-  if constexpr (HasBf16Pairs(D())) {
-    i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
-      hn::Vec<D> e, o;
-      LoadBf16Pair(d, x + j, e, o);
-      return Bf16Pair(d, fn(d, e), fn(d, o));
-    });
-  }
-  if (i < n) MapUnary<Storage::bf16>(d, x + i, y + i, n - i, fn);
+#if LMO_FAST_BF16_PAIRS
+  i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+    hn::Vec<D> e, o;
+    LoadBf16Pair(d, x + j, e, o);
+    return Bf16Pair(d, fn(d, e), fn(d, o));
+  });
+#endif
+  if (i < n) MapUnary<Storage::bf16>(d, x + i, y + i, n - i, fn, stream && i == 0);
 }
 
 // MapBinary for bf16 through pairs.
@@ -341,15 +341,15 @@ HWY_INLINE void MapBinaryBf16(D d, const uint16_t* HWY_RESTRICT a, const uint16_
                               uint16_t* HWY_RESTRICT y, size_t n, const Fn& fn,
                               bool stream = false) {
   size_t i = 0;
-  if constexpr (HasBf16Pairs(D())) {
-    i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
-      hn::Vec<D> ae, ao, be, bo;
-      LoadBf16Pair(d, a + j, ae, ao);
-      LoadBf16Pair(d, b + j, be, bo);
-      return Bf16Pair(d, fn(d, ae, be), fn(d, ao, bo));
-    });
-  }
-  if (i < n) MapBinary<Storage::bf16>(d, a + i, b + i, y + i, n - i, fn);
+#if LMO_FAST_BF16_PAIRS
+  i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+    hn::Vec<D> ae, ao, be, bo;
+    LoadBf16Pair(d, a + j, ae, ao);
+    LoadBf16Pair(d, b + j, be, bo);
+    return Bf16Pair(d, fn(d, ae, be), fn(d, ao, bo));
+  });
+#endif
+  if (i < n) MapBinary<Storage::bf16>(d, a + i, b + i, y + i, n - i, fn, stream && i == 0);
 }
 
 }  // namespace HWY_NAMESPACE
