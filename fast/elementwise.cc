@@ -19,6 +19,10 @@ namespace HWY_NAMESPACE {
 // Fixed chunks of elements; every element's result depends only on its own inputs.
 constexpr int64_t kGrain = 1 << 14;
 
+// The chunk functions are HWY_FLATTEN: GCC otherwise keeps the larger activations (GELU's erfc,
+// GELU-tanh) out of line where the loops call them several times (the streamed groups of four,
+// the bf16 pairs), and each call reloads its constants.
+
 // Whether an output of n elements of S is large enough to stream (see kStreamBytes).
 template <Storage S>
 bool StreamOutput(int64_t n) {
@@ -70,7 +74,7 @@ void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n
     const auto* xs = static_cast<const Elem<S>*>(x);
     auto* ys = static_cast<Elem<S>*>(y);
     ForActivation(act, [&](auto f) {
-      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
         MapUnaryS<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
       });
     });
@@ -85,7 +89,7 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
     const auto* us = static_cast<const Elem<S>*>(up);
     auto* hs = static_cast<Elem<S>*>(h);
     ForActivation(act, [&](auto f) {
-      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
         MapBinaryS<S>(
             d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
             [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); }, StreamOutput<S>(n));
@@ -101,7 +105,7 @@ void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
     constexpr Storage S = decltype(tag)::value;
     const auto* zs = static_cast<const Elem<S>*>(z);
     auto* ys = static_cast<Elem<S>*>(y);
-    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
       MapUnaryS<S>(
           d, zs + b, ys + b, static_cast<size_t>(e - b),
           [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); }, StreamOutput<S>(n));
