@@ -57,8 +57,9 @@ HWY_INLINE hn::Vec<D> F32FromF16Bits(D d, hn::Vec<hn::RebindToUnsigned<D>> h) {
   const auto exp = hn::And(o, shifted_exp);
   o = hn::Add(o, hn::Set(du, (127u - 15u) << 23));
   const auto inf_nan = hn::Add(o, hn::Set(du, (128u - 16u) << 23));
-  const auto sub = hn::BitCast(du, hn::Sub(hn::BitCast(d, hn::Add(o, hn::Set(du, 1u << 23))),
-                                           hn::BitCast(d, hn::Set(du, 113u << 23))));
+  const auto sub = hn::BitCast(
+      du, hn::Sub(hn::BitCast(d, hn::Add(o, hn::Set(du, 1u << 23))),
+                  hn::BitCast(d, hn::Set(du, 113u << 23))));
   o = hn::IfThenElse(hn::Eq(exp, shifted_exp), inf_nan, o);
   o = hn::IfThenElse(hn::Eq(exp, hn::Zero(du)), sub, o);
   return hn::BitCast(d, hn::Or(o, hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)))));
@@ -79,8 +80,8 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> F16BitsFromF32(D d, hn::Vec<D> f) {
   const auto small =
       hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, u), hn::BitCast(d, magic))), magic);
   const auto odd = hn::And(hn::ShiftRight<13>(u), hn::Set(du, 1u));
-  const auto normal =
-      hn::ShiftRight<13>(hn::Add(hn::Add(u, hn::Set(du, ((15u - 127u) << 23) + 0xFFFu)), odd));
+  const auto normal = hn::ShiftRight<13>(
+      hn::Add(hn::Add(u, hn::Set(du, ((15u - 127u) << 23) + 0xFFFu)), odd));
   auto o = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ui, hn::Set(di, 113 << 23))), small, normal);
   o = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ui, hn::Set(di, ((127 + 16) << 23) - 1))), big, o);
   return hn::Or(o, hn::ShiftRight<16>(sign));
@@ -193,10 +194,10 @@ template <Storage S, class D>
 HWY_INLINE hn::Vec<D> LoadTailF(D d, const Elem<S>* HWY_RESTRICT p, size_t count, float fill) {
   constexpr size_t kMax = HWY_MAX_BYTES / sizeof(float);
   HWY_ALIGN Elem<S> buf[kMax];
-  const Elem<S> f =
-      std::is_same_v<Elem<S>, float>
-          ? static_cast<Elem<S>>(fill)
-          : static_cast<Elem<S>>(S == Storage::bf16 ? bf16_from_f32(fill) : f16_from_f32(fill));
+  const Elem<S> f = std::is_same_v<Elem<S>, float>
+                        ? static_cast<Elem<S>>(fill)
+                        : static_cast<Elem<S>>(S == Storage::bf16 ? bf16_from_f32(fill)
+                                                                  : f16_from_f32(fill));
   for (size_t i = 0; i < kMax; ++i) buf[i] = f;
   std::memcpy(buf, p, count * sizeof(Elem<S>));
   return LoadF<S>(d, buf);
@@ -332,6 +333,7 @@ HWY_INLINE void MapUnaryBf16(D d, const uint16_t* HWY_RESTRICT x, uint16_t* HWY_
     return Bf16Pair(d, fn(d, e), fn(d, o));
   });
 #endif
+  // Streaming is left to MapUnary only where no pairs ran (HWY_SCALAR).
   if (i < n) MapUnary<Storage::bf16>(d, x + i, y + i, n - i, fn, stream && i == 0);
 }
 
