@@ -145,8 +145,8 @@ HWY_INLINE void ErfcParts(D d, V a, V a_lo, V& scaled, V& s) {
   V e = hn::Sub(hn::Sub(t, aq), TwoProdLo(d, a, q, aq));  // t − a·q
   q = hn::MulAdd(r, e, q);
   // (1 + 2a)·exp(a²)·erfc(a) ≈ 1 + p(q), q in [−1, 0.668] for a in [0, 10.05]. Estrin's scheme
-  // (q² and q⁴ beside the pairs of coefficients): a short dependency chain, so that several vectors'
-  // evaluations overlap.
+  // (q² and q⁴ beside the pairs of coefficients): a short dependency chain, so that several
+  // vectors' evaluations overlap.
   const V q2 = hn::Mul(q, q);
   const V q4 = hn::Mul(q2, q2);
   const V c01 = hn::MulAdd(hn::Set(d, -9.27639827e-2f), q, hn::Set(d, 2.76978403e-1f));
