@@ -19,10 +19,34 @@ namespace HWY_NAMESPACE {
 // Fixed chunks of elements; every element's result depends only on its own inputs.
 constexpr int64_t kGrain = 1 << 14;
 
+// The chunk functions are HWY_FLATTEN: GCC otherwise keeps the larger activations (GELU's erfc,
+// GELU-tanh) out of line where the loops call them several times (the streamed groups of four,
+// the bf16 pairs), and each call reloads its constants.
+
 // Whether an output of n elements of S is large enough to stream (see kStreamBytes).
 template <Storage S>
 bool StreamOutput(int64_t n) {
   return static_cast<size_t>(n) * sizeof(Elem<S>) >= kStreamBytes;
+}
+
+// MapUnary/MapBinary, bf16 through the shuffle-free pairs of fast/storage-inl.h.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapUnaryS(D d, const Elem<S>* x, Elem<S>* y, size_t n, const Fn& fn, bool stream) {
+  if constexpr (S == Storage::bf16) {
+    MapUnaryBf16(d, x, y, n, fn, stream);
+  } else {
+    MapUnary<S>(d, x, y, n, fn, stream);
+  }
+}
+
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapBinaryS(D d, const Elem<S>* a, const Elem<S>* b, Elem<S>* y, size_t n,
+                           const Fn& fn, bool stream) {
+  if constexpr (S == Storage::bf16) {
+    MapBinaryBf16(d, a, b, y, n, fn, stream);
+  } else {
+    MapBinary<S>(d, a, b, y, n, fn, stream);
+  }
 }
 
 template <class Fn>
@@ -50,8 +74,8 @@ void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n
     const auto* xs = static_cast<const Elem<S>*>(x);
     auto* ys = static_cast<Elem<S>*>(y);
     ForActivation(act, [&](auto f) {
-      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapUnary<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
+        MapUnaryS<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
       });
     });
   });
@@ -65,8 +89,8 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
     const auto* us = static_cast<const Elem<S>*>(up);
     auto* hs = static_cast<Elem<S>*>(h);
     ForActivation(act, [&](auto f) {
-      parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-        MapBinary<S>(
+      parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
+        MapBinaryS<S>(
             d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
             [&](auto dd, auto g, auto u) { return hn::Mul(f(dd, g), u); }, StreamOutput<S>(n));
       });
@@ -81,8 +105,8 @@ void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
     constexpr Storage S = decltype(tag)::value;
     const auto* zs = static_cast<const Elem<S>*>(z);
     auto* ys = static_cast<Elem<S>*>(y);
-    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-      MapUnary<S>(
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
+      MapUnaryS<S>(
           d, zs + b, ys + b, static_cast<size_t>(e - b),
           [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); }, StreamOutput<S>(n));
     });

@@ -108,9 +108,9 @@ HWY_INLINE V TwoProdLo(D d, V a, V b, V p) {
 #endif
 }
 
-// tanh(|t|) pieces: tanh and, for the soft-cap gradient, e = exp(−2|t|) (tanh' = 4e/(1 + e)²).
+// tanh(|t|) for |t| < 0.625: t + t³·P(t²).
 template <class D, class V>
-HWY_INLINE V TanhAbs(D d, V at, V e) {
+HWY_INLINE V TanhSmall(D d, V at) {
   const V s = hn::Mul(at, at);
   V p = hn::Set(d, 0.002292744816178142f);
   p = hn::MulAdd(p, s, hn::Set(d, -0.008343945515839153f));
@@ -118,17 +118,37 @@ HWY_INLINE V TanhAbs(D d, V at, V e) {
   p = hn::MulAdd(p, s, hn::Set(d, -0.053959259577204544f));
   p = hn::MulAdd(p, s, hn::Set(d, 0.1333330355691574f));
   p = hn::MulAdd(p, s, hn::Set(d, -0.3333333317214036f));
-  const V small = hn::MulAdd(hn::Mul(at, s), p, at);
-  const V one = hn::Set(d, 1.0f);
-  const V big = hn::Div(hn::Sub(one, e), hn::Add(one, e));
-  return hn::IfThenElse(hn::Lt(at, hn::Set(d, 0.625f)), small, big);
+  return hn::MulAdd(hn::Mul(at, s), p, at);
 }
 
+// tanh(|t|) for |t| ≥ 0.625 from e = exp(−2|t|): (1 − e)/(1 + e).
+template <class D, class V>
+HWY_INLINE V TanhBig(D d, V e) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Div(hn::Sub(one, e), hn::Add(one, e));
+}
+
+// tanh(|t|) pieces: tanh and, for the soft-cap gradient, e = exp(−2|t|) (tanh' = 4e/(1 + e)²).
+template <class D, class V>
+HWY_INLINE V TanhAbs(D d, V at, V e) {
+  return hn::IfThenElse(hn::Lt(at, hn::Set(d, 0.625f)), TanhSmall(d, at), TanhBig(d, e));
+}
+
+// tanh(t), each lane from the branch its |t| selects (as TanhAbs). The exponential and division
+// of |t| ≥ 0.625 are evaluated only when some lane needs them: logits and attention scores are
+// mostly far below the cap, so whole vectors skip them (3× faster; a vector with lanes on both
+// sides measured ≈ 12 % slower than the branch-free form on AVX2). A lane's value never depends
+// on its neighbours.
 template <class D, class V>
 HWY_INLINE V TanhF(D d, V t) {
   const V at = hn::Abs(t);
-  const V e = ExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
-  return hn::CopySign(TanhAbs(d, at, e), t);
+  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
+  V y = TanhSmall(d, at);
+  if (!hn::AllTrue(d, small)) {
+    const V e = ExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+    y = hn::IfThenElse(small, y, TanhBig(d, e));
+  }
+  return hn::CopySign(y, t);
 }
 
 // Soft-cap z' = cap·tanh(z/cap). For |z| < 2^-40·cap, tanh(t) = t(1 − t²/3 + …) with
@@ -162,17 +182,19 @@ HWY_INLINE void ErfcParts(D d, V a, V a_lo, V& scaled, V& s) {
   const V aq = hn::Mul(a, q);
   V e = hn::Sub(hn::Sub(t, aq), TwoProdLo(d, a, q, aq));  // t − a·q
   q = hn::MulAdd(r, e, q);
-  // (1 + 2a)·exp(a²)·erfc(a) ≈ 1 + p(q), q in [−1, 0.668] for a in [0, 10.05].
-  p = hn::Set(d, -4.01139259e-4f);
-  p = hn::MulAdd(p, q, hn::Set(d, -1.23075210e-3f));
-  p = hn::MulAdd(p, q, hn::Set(d, 1.31355342e-3f));
-  p = hn::MulAdd(p, q, hn::Set(d, 8.63227434e-3f));
-  p = hn::MulAdd(p, q, hn::Set(d, -8.05991981e-3f));
-  p = hn::MulAdd(p, q, hn::Set(d, -5.42046614e-2f));
-  p = hn::MulAdd(p, q, hn::Set(d, 1.64055392e-1f));
-  p = hn::MulAdd(p, q, hn::Set(d, -1.66031361e-1f));
-  p = hn::MulAdd(p, q, hn::Set(d, -9.27639827e-2f));
-  p = hn::MulAdd(p, q, hn::Set(d, 2.76978403e-1f));
+  // (1 + 2a)·exp(a²)·erfc(a) ≈ 1 + p(q), q in [−1, 0.668] for a in [0, 10.05]. Estrin's scheme
+  // (q² and q⁴ beside the pairs of coefficients): a short dependency chain, so that several
+  // vectors' evaluations overlap.
+  const V q2 = hn::Mul(q, q);
+  const V q4 = hn::Mul(q2, q2);
+  const V c01 = hn::MulAdd(hn::Set(d, -9.27639827e-2f), q, hn::Set(d, 2.76978403e-1f));
+  const V c23 = hn::MulAdd(hn::Set(d, 1.64055392e-1f), q, hn::Set(d, -1.66031361e-1f));
+  const V c45 = hn::MulAdd(hn::Set(d, -8.05991981e-3f), q, hn::Set(d, -5.42046614e-2f));
+  const V c67 = hn::MulAdd(hn::Set(d, 1.31355342e-3f), q, hn::Set(d, 8.63227434e-3f));
+  const V c89 = hn::MulAdd(hn::Set(d, -4.01139259e-4f), q, hn::Set(d, -1.23075210e-3f));
+  const V c03 = hn::MulAdd(c23, q2, c01);
+  const V c47 = hn::MulAdd(c67, q2, c45);
+  p = hn::MulAdd(hn::MulAdd(c89, q4, c47), q4, c03);
   // (1 + p)/(1 + 2a), with one residual correction.
   r = hn::Mul(hn::Div(one, hn::Add(a, hn::Set(d, 0.5f))), hn::Set(d, 0.5f));
   q = hn::MulAdd(p, r, r);
@@ -202,7 +224,8 @@ HWY_INLINE V GeluF(D d, V x) {
   // exp(−s/2) is applied twice so that only the last product rounds into the subnormal range.
   // The split's exponential is only evaluated when some lane needs it (lanes choose their
   // value as before, so the results do not depend on their neighbours).
-  const V exp_s = ExpF(d, hn::Neg(s));
+  // −s ≤ 0: Highway's Exp needs no overflow check, and NaN lanes are replaced at the end.
+  const V exp_s = hn::Exp(d, hn::Neg(s));
   const V head = hn::Mul(half_x, scaled);
   V neg = hn::Mul(head, exp_s);
   const auto deep = hn::Gt(s, hn::Set(d, 80.0f));
@@ -241,29 +264,34 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   const V ml = hn::MulAdd(x, sl, TwoProdLo(d, x, sh, mh));
   const V vh = hn::Mul(kh, mh);
   const V vl = hn::Add(TwoProdLo(d, kh, mh, vh), hn::MulAdd(kh, ml, hn::Mul(kl, mh)));
-  // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}).
-  const V ev = ExpF(d, vh);
+  // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}). v has the sign of x, so one
+  // exponential e^{−|v|} serves both; its argument is ≤ 0 (no overflow check needed, and NaN
+  // lanes are replaced at the end).
+  const auto neg_x = hn::Lt(x, zero);
+  const V ev = hn::Exp(d, hn::Neg(hn::Abs(vh)));
   const V en = hn::MulAdd(ev, vl, ev);
-  V neg = hn::Mul(x, hn::Div(en, hn::Add(one, en)));
+  V y = hn::Mul(
+      x, hn::Div(hn::IfThenElse(neg_x, en, one), hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
   // v < −80: e^{v} < 2^-115 would be subnormal and 1 + e^{v} = 1; apply e^{v/2} twice so that
   // only the last product rounds into the subnormal range (evaluated only when a lane needs it).
   const auto deep = hn::Lt(vh, hn::Set(d, -80.0f));
   if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
     const V h = ExpF(d, hn::Mul(vh, hn::Set(d, 0.5f)));
-    neg = hn::IfThenElse(deep, hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h), neg);
+    y = hn::IfThenElse(deep, hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h), y);
   }
-  const V pos = hn::Mul(x, hn::Div(one, hn::Add(one, ExpF(d, hn::Neg(vh)))));
-  V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
   // x < −20: sigmoid(v) underflows (v < −500); x·0 keeps −0 and gives NaN for −inf, as the
   // reference computes (and keeps the residual arithmetic away from x² overflow).
   y = hn::IfThenElse(hn::Lt(x, hn::Set(d, -20.0f)), hn::Mul(x, zero), y);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
 
-// SiLU(x) = x·sigmoid(x).
+// SiLU(x) = x·sigmoid(x), SigmoidF's form. Its exponential's argument −|x| is ≤ 0, so Highway's
+// Exp needs no overflow check here, nor the NaN one: Exp(NaN) = 0 gives x·1 = NaN.
 template <class D, class V>
 HWY_INLINE V SiluF(D d, V x) {
-  return hn::Mul(x, SigmoidF(d, x));
+  const V one = hn::Set(d, 1.0f);
+  const V e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  return hn::Mul(x, hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, one), hn::Add(one, e)));
 }
 
 // ReLU(x) = max(0, x); NaN stays NaN, −0 becomes +0.

@@ -262,6 +262,98 @@ HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY
   }
 }
 
+// bf16 elementwise maps without shuffles: one full vector of 2·Lanes(d) bf16 values splits into
+// the values at even positions (low halves shifted up) and at odd positions (high halves
+// masked), each an exact f32 vector, and two rounded results merge back the same way. Only
+// positions within the pair change, never a value: an elementwise fn gives every element the
+// result MapUnary/MapBinary give it. The widening and narrowing shuffles of LoadF/StoreF (half
+// of the vector work of a cheap elementwise op in bf16) disappear. Where a u16 vector does not
+// hold twice the f32 lanes (HWY_SCALAR: one lane of any type), the plain maps run.
+#undef LMO_FAST_BF16_PAIRS
+#if HWY_TARGET == HWY_SCALAR
+#define LMO_FAST_BF16_PAIRS 0
+#else
+#define LMO_FAST_BF16_PAIRS 1
+template <class D>
+using Bf16PairTag = hn::Repartition<uint16_t, D>;
+
+template <class D>
+HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& even,
+                             hn::Vec<D>& odd) {
+  const hn::RebindToUnsigned<D> du;
+  const auto w = hn::BitCast(du, hn::LoadU(Bf16PairTag<D>(), p));
+  even = hn::BitCast(d, hn::ShiftLeft<16>(w));
+  odd = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFFFF0000u)));
+}
+
+template <class D>
+HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd) {
+  return hn::BitCast(Bf16PairTag<D>(),
+                     hn::Or(Bf16BitsFromF32(d, even), hn::ShiftLeft<16>(Bf16BitsFromF32(d, odd))));
+}
+
+// y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),
+// streamed as StoreVectors does. Returns the index it stopped at.
+template <class D, class At>
+HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool stream,
+                                 const At& at) {
+  const Bf16PairTag<D> d16;
+  const size_t M = hn::Lanes(d16);
+  size_t i = StreamStart<Storage::bf16>(d, y, n, stream);
+  // StreamStart's conditions on Lanes(d) f32 lanes hold for the pairs too (2·Lanes(d) bf16 values
+  // are twice the bytes and still divide a line where x86 streams). The head's last ordinary
+  // store may overlap the first streamed one (the same values twice), as in StoreVectors.
+  if (i < n && 64 % (M * sizeof(uint16_t)) == 0) {
+    for (size_t j = 0; j < i; j += M) hn::StoreU(at(j), d16, y + j);
+    for (; i + 4 * M <= n; i += 4 * M) {
+      const auto v0 = at(i), v1 = at(i + M), v2 = at(i + 2 * M), v3 = at(i + 3 * M);
+      hn::Stream(v0, d16, y + i);
+      hn::Stream(v1, d16, y + i + M);
+      hn::Stream(v2, d16, y + i + 2 * M);
+      hn::Stream(v3, d16, y + i + 3 * M);
+    }
+    hwy::FlushStream();
+  } else {
+    i = 0;
+  }
+  for (; i + M <= n; i += M) hn::StoreU(at(i), d16, y + i);
+  return i;
+}
+#endif  // HWY_TARGET == HWY_SCALAR
+
+// MapUnary for bf16 through pairs; the rest (< 2·Lanes(d) elements) through MapUnary.
+template <class D, class Fn>
+HWY_INLINE void MapUnaryBf16(D d, const uint16_t* HWY_RESTRICT x, uint16_t* HWY_RESTRICT y,
+                             size_t n, const Fn& fn, bool stream = false) {
+  size_t i = 0;
+#if LMO_FAST_BF16_PAIRS
+  i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+    hn::Vec<D> e, o;
+    LoadBf16Pair(d, x + j, e, o);
+    return Bf16Pair(d, fn(d, e), fn(d, o));
+  });
+#endif
+  // Streaming is left to MapUnary only where no pairs ran (HWY_SCALAR).
+  if (i < n) MapUnary<Storage::bf16>(d, x + i, y + i, n - i, fn, stream && i == 0);
+}
+
+// MapBinary for bf16 through pairs.
+template <class D, class Fn>
+HWY_INLINE void MapBinaryBf16(D d, const uint16_t* HWY_RESTRICT a, const uint16_t* HWY_RESTRICT b,
+                              uint16_t* HWY_RESTRICT y, size_t n, const Fn& fn,
+                              bool stream = false) {
+  size_t i = 0;
+#if LMO_FAST_BF16_PAIRS
+  i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+    hn::Vec<D> ae, ao, be, bo;
+    LoadBf16Pair(d, a + j, ae, ao);
+    LoadBf16Pair(d, b + j, be, bo);
+    return Bf16Pair(d, fn(d, ae, be), fn(d, ao, bo));
+  });
+#endif
+  if (i < n) MapBinary<Storage::bf16>(d, a + i, b + i, y + i, n - i, fn, stream && i == 0);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace lmo::fast
 HWY_AFTER_NAMESPACE();
