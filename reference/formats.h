@@ -105,7 +105,7 @@ uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
   T q = floor(scaled);
   T rem = scaled - q;                      // exact: q and scaled share the same exponent range
   uint64_t sig = static_cast<uint64_t>(q);
-  T half = T(1) / T(2);
+  const T half = T(0.5);  // exact in every binary T (a division costs a call in mp)
   if (rem > half || (rem == half && (sig & 1))) ++sig;
   if (sig >> s.precision()) {              // carried into the next binade
     sig >>= 1;
