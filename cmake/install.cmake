@@ -20,6 +20,11 @@ endif()
 foreach(t ${lmo_exported})
   string(REPLACE "lmo_" "" export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})
+  if(LMO_SANITIZE)
+    # Instrumented libraries call the sanitizer runtimes, so a project linking the installed
+    # package must link them too (here the top-level add_link_options does it).
+    target_link_options(${t} INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+  endif()
 endforeach()
 # An installed oracle finds its cases in the package, not in this source tree.
 target_compile_definitions(lmo_oracle INTERFACE
