@@ -39,8 +39,9 @@ install(TARGETS lmoracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY reference fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 if(LMO_HAVE_CUDA)
-  # gpu/api.h and the family headers it includes (gpu/api_*.h).
-  install(DIRECTORY gpu/ DESTINATION ${LMO_INSTALL_INCLUDEDIR}/gpu FILES_MATCHING PATTERN "api*.h")
+  # gpu/api.h and the family headers it includes; not gpu/api_checks.h, which is api.cc's own.
+  install(FILES gpu/api.h gpu/api_attention.h gpu/api_moe.h gpu/api_positional.h
+          DESTINATION ${LMO_INSTALL_INCLUDEDIR}/gpu)
 endif()
 install(DIRECTORY cases/ DESTINATION ${LMO_INSTALL_CASESDIR} FILES_MATCHING PATTERN "*.json")
 
