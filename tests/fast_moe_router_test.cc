@@ -134,14 +134,9 @@ TEST(FastMoeRouter, SpecialLogitsRankAsTheReference) {
 
 TEST(FastMoeBalance, LoadBalanceLoss) {
   for (Storage s : kAllStorages) {
-    check_balance(s, draw_router(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
-    check_balance(s, draw_router(deepseek_v2(40), s, 522), "deepseek-v2");
-    check_balance(s,
-                  draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523),
-                  "switch");
-    check_balance(
-        s, draw_router(flat_router(33, 37, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
-        "sigmoid, odd N");
+    for (const NamedRouting& c : balance_routings(s, 33, 37, "sigmoid, odd N")) {
+      check_balance(s, c.r, c.what);
+    }
   }
 }
 

@@ -99,10 +99,7 @@ TEST(FastSoftmax, OddWidthsAndMaskedLogits) {
     check_softmax(s, logits(42, s, 3, 37, 2.0), 3, 37);
     check_softmax(s, logits(43, s, 1, 1, 2.0), 1, 1);
     // Masked logits (−inf) in a row, a row with +inf, a row with NaN.
-    const std::vector<oracle::SpecialAt> sp = {{1, oracle::Special::neg_inf},
-                                               {7, oracle::Special::neg_inf},
-                                               {50 + 3, oracle::Special::pos_inf},
-                                               {100 + 9, oracle::Special::nan}};
+    const std::vector<oracle::SpecialAt> sp = softmax_specials();
     check_softmax(s, logits(44, s, 3, 50, 2.0, sp), 3, 50);
   }
 }
@@ -117,10 +114,7 @@ TEST(FastCrossEntropy, Vocab32000WithZLossAndSoftcap) {
 
 TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   for (Storage s : kAllStorages) {
-    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_inf},
-                                               {40 + 5, oracle::Special::pos_inf},
-                                               {80 + 1, oracle::Special::nan},
-                                               {120 + 0, oracle::Special::max_finite}};
+    const std::vector<oracle::SpecialAt> sp = cross_entropy_specials();
     const ref::Tensor z = logits(47, s, 4, 40, 3.0, sp);
     check_ce(s, z, 4, 40, 1e-3f, 0.0f, 47);
     check_ce(s, z, 4, 40, 1e-3f, 50.0f, 48);

@@ -119,15 +119,10 @@ TEST(GpuMoeRouter, ExactTiesAndSpecialsFollowTheReference) {
 TEST(GpuMoeBalance, LoadBalanceLoss) {
   LMO_REQUIRE_GPU();
   for (Storage s : fast::kAllStorages) {
-    check_balance(s, draw_router(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
-    check_balance(s, draw_router(deepseek_v2(40), s, 522), "deepseek-v2");
-    check_balance(s,
-                  draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523),
-                  "switch");
     // More experts than one block's chunk of 32, more tokens than its 8 slices.
-    check_balance(
-        s, draw_router(flat_router(333, 70, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
-        "sigmoid, 70 experts");
+    for (const NamedRouting& c : balance_routings(s, 333, 70, "sigmoid, 70 experts")) {
+      check_balance(s, c.r, c.what);
+    }
   }
 }
 

@@ -87,10 +87,7 @@ TEST(GpuSoftmax, WidthsAndMaskedLogits) {
     check_softmax(s, logits(43, s, 1, 1, 2.0), 1, 1);
     check_softmax(s, logits(44, s, 2, 257, 2.0), 2, 257);
     // Masked logits (−inf) in a row, a row with +inf, a row with NaN.
-    const std::vector<oracle::SpecialAt> sp = {{1, oracle::Special::neg_inf},
-                                               {7, oracle::Special::neg_inf},
-                                               {50 + 3, oracle::Special::pos_inf},
-                                               {100 + 9, oracle::Special::nan}};
+    const std::vector<oracle::SpecialAt> sp = softmax_specials();
     check_softmax(s, logits(45, s, 3, 50, 2.0, sp), 3, 50);
   }
 }
@@ -107,10 +104,7 @@ TEST(GpuCrossEntropy, Vocab32000WithZLossAndSoftcap) {
 TEST(GpuCrossEntropy, SmallRowsAndSpecialLogits) {
   LMO_REQUIRE_GPU();
   for (Storage s : fast::kAllStorages) {
-    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_inf},
-                                               {40 + 5, oracle::Special::pos_inf},
-                                               {80 + 1, oracle::Special::nan},
-                                               {120 + 0, oracle::Special::max_finite}};
+    const std::vector<oracle::SpecialAt> sp = cross_entropy_specials();
     const ref::Tensor z = logits(48, s, 4, 40, 3.0, sp);
     check_ce(s, z, 4, 40, 1e-3f, 0.0f, 48);
     check_ce(s, z, 4, 40, 1e-3f, 50.0f, 49);

@@ -201,6 +201,23 @@ inline std::vector<int64_t> indices_of(const oracle::GuardedBuffer& b) {
   return std::vector<int64_t>(p, p + b.nbytes() / sizeof(int64_t));
 }
 
+// The load-balance loss's sequences (seeds 521–524): DeepSeek-V3, DeepSeek-V2, Switch, and a
+// biased sigmoid router of `sigmoid_experts` experts over `sigmoid_tokens` tokens (`sigmoid_what`).
+inline std::vector<NamedRouting> balance_routings(fast::Storage s, int64_t sigmoid_tokens,
+                                                  int64_t sigmoid_experts,
+                                                  const std::string& sigmoid_what) {
+  using ref::RouterScore;
+  std::vector<NamedRouting> out;
+  out.push_back({"deepseek-v3 sequence", draw_router(deepseek_v3(64), s, 521)});
+  out.push_back({"deepseek-v2", draw_router(deepseek_v2(40), s, 522)});
+  out.push_back(
+      {"switch", draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 523)});
+  out.push_back({sigmoid_what, draw_router(flat_router(sigmoid_tokens, sigmoid_experts, 3,
+                                                       RouterScore::kSigmoid, true, true),
+                                           s, 524)});
+  return out;
+}
+
 // C25's perfectly balanced routing: 8 tokens on 8 experts, K = 2, each expert chosen twice,
 // every affinity 1/4 (sigmoid-normalized: P_i = 1/8), so that L = α exactly.
 struct BalancedRouting {

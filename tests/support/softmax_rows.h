@@ -24,6 +24,22 @@ inline ref::Tensor logits(uint64_t seed, fast::Storage s, int64_t rows, int64_t 
   return z;
 }
 
+// Special logits in 3 rows of 50: two masked (−inf) in row 0, a +inf in row 1, a NaN in row 2.
+inline std::vector<oracle::SpecialAt> softmax_specials() {
+  return {{1, oracle::Special::neg_inf},
+          {7, oracle::Special::neg_inf},
+          {50 + 3, oracle::Special::pos_inf},
+          {100 + 9, oracle::Special::nan}};
+}
+
+// Special logits in 4 rows of 40: −inf, +inf, NaN and the largest finite value, one per row.
+inline std::vector<oracle::SpecialAt> cross_entropy_specials() {
+  return {{2, oracle::Special::neg_inf},
+          {40 + 5, oracle::Special::pos_inf},
+          {80 + 1, oracle::Special::nan},
+          {120 + 0, oracle::Special::max_finite}};
+}
+
 // One target class in [0, n) per row (i64).
 inline ref::Tensor targets(uint64_t seed, int64_t rows, int64_t n) {
   return oracle::uniform_int(seed, "target", ref::DType::i64, {rows}, 0, n);
