@@ -75,13 +75,9 @@ TEST(FastAttention, SlidingWindow) {
   check_attention({2, 2, 8, 9, 9, AttentionMask::window, 1}, 605, "window 1");  // self only
 }
 TEST(FastAttention, DocumentMask) {
-  std::vector<int64_t> ids(24, 0);
-  for (int64_t j = 8; j < 24; ++j) ids[j] = j < 15 ? 1 : 2;
-  check_attention(Shape(4, 2, 16, 24, 24).docs(ids), 606, "documents");
+  check_attention(Shape(4, 2, 16, 24, 24).docs(three_documents(24, 8, 15)), 606, "documents");
   // Ids that are not runs: hidden keys inside a block's visible range.
-  std::vector<int64_t> mixed(30);
-  for (int64_t j = 0; j < 30; ++j) mixed[j] = (j * 7) % 3;
-  check_attention(Shape(2, 1, 16, 30, 30).docs(mixed), 607, "mixed ids");
+  check_attention(Shape(2, 1, 16, 30, 30).docs(interleaved_documents(30)), 607, "mixed ids");
 }
 TEST(FastAttention, SoftCap) {
   // Gemma 2's cap of 50 on logits spread wide enough to reach it, and a tight cap of 2.
@@ -93,9 +89,7 @@ TEST(FastAttention, LongSequencesAndChunkedQueries) {
   check_attention({2, 2, 8, 140, 140}, 610, "T 140 causal");
   check_attention({4, 1, 16, 5, 300}, 611, "5 of 300 causal");
   check_attention({2, 1, 16, 70, 290, AttentionMask::window, 150}, 612, "window 150");
-  std::vector<int64_t> ids(260, 0);
-  for (int64_t j = 100; j < 260; ++j) ids[j] = j < 200 ? 1 : 2;
-  check_attention(Shape(2, 2, 8, 130, 260).docs(ids), 613, "docs 260");
+  check_attention(Shape(2, 2, 8, 130, 260).docs(three_documents(260, 100, 200)), 613, "docs 260");
 }
 
 // More queries than keys: the first rows' positions are negative, nothing is visible, and the

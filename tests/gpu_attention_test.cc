@@ -80,13 +80,9 @@ TEST(GpuAttention, SlidingWindow) {
 }
 TEST(GpuAttention, DocumentMask) {
   LMO_REQUIRE_GPU();
-  std::vector<int64_t> ids(24, 0);
-  for (int64_t j = 8; j < 24; ++j) ids[j] = j < 15 ? 1 : 2;
-  check_attention(Shape(4, 2, 16, 24, 24).docs(ids), 707, "documents");
+  check_attention(Shape(4, 2, 16, 24, 24).docs(three_documents(24, 8, 15)), 707, "documents");
   // Ids that are not runs: hidden keys inside the visible range.
-  std::vector<int64_t> mixed(30);
-  for (int64_t j = 0; j < 30; ++j) mixed[j] = (j * 7) % 3;
-  check_attention(Shape(2, 1, 16, 30, 30).docs(mixed), 708, "mixed ids");
+  check_attention(Shape(2, 1, 16, 30, 30).docs(interleaved_documents(30)), 708, "mixed ids");
 }
 TEST(GpuAttention, SoftCap) {
   LMO_REQUIRE_GPU();
@@ -100,9 +96,7 @@ TEST(GpuAttention, LongSequencesAndChunkedQueries) {
   check_attention({2, 2, 8, 520, 520}, 711, "T 520 causal");
   check_attention({4, 1, 16, 5, 1000}, 712, "5 of 1000 causal");
   check_attention({2, 1, 16, 70, 700, AttentionMask::window, 300}, 713, "window 300");
-  std::vector<int64_t> ids(530, 0);
-  for (int64_t j = 100; j < 530; ++j) ids[j] = j < 300 ? 1 : 2;
-  check_attention(Shape(2, 2, 8, 130, 530).docs(ids), 714, "docs 530");
+  check_attention(Shape(2, 2, 8, 130, 530).docs(three_documents(530, 100, 300)), 714, "docs 530");
 }
 // Widths beyond one value per thread, up to the limit (4 components per thread).
 TEST(GpuAttention, WideHeads) {

@@ -104,14 +104,7 @@ void check_route(Storage s, const Routed& r, const std::string& what,
   const oracle::Outputs<double> naive = op.simulated(ref::Format::f32, r.in);
   const HostRouted got = route_on_host(r, s);
   const std::string where = "host " + std::string(fast::storage_name(s)) + " " + what;
-  const oracle::Verdict v =
-      oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
-                         exact[1].indices, got.experts);
-  EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
-  if (exact_selection) {
-    EXPECT_EQ(indices_of(got.experts), exact[1].indices) << where;
-  }
-  expect_judged("moe_router", "gates", exact[0].values, got.gates, naive[0].values, where);
+  expect_router_outputs(p, exact, naive, got.gates, got.experts, exact_selection, where);
   expect_affinities(r, got.affinities, where);
 }
 

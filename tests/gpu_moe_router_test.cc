@@ -57,14 +57,7 @@ void check_router(Storage s, const Routed& r, const std::string& what,
   };
   run();
   const std::string where = where_of(s, what);
-  const oracle::Verdict v =
-      oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
-                         exact[1].indices, experts);
-  EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
-  if (exact_selection) {
-    EXPECT_EQ(indices_of(experts), exact[1].indices) << where;
-  }
-  expect_judged("moe_router", "gates", exact[0].values, gates, naive[0].values, where);
+  expect_router_outputs(p, exact, naive, gates, experts, exact_selection, where);
   expect_deterministic(run, "moe_router " + where);
 }
 

@@ -57,6 +57,21 @@ inline ref::MaskKind ref_mask(fast::AttentionMask m) {
   return ref::MaskKind::kNone;
 }
 
+// Document ids of t positions in three runs: [0, first) is document 0, [first, second)
+// document 1, the rest document 2.
+inline std::vector<int64_t> three_documents(int64_t t, int64_t first, int64_t second) {
+  std::vector<int64_t> ids(static_cast<size_t>(t), 0);
+  for (int64_t j = first; j < t; ++j) ids[static_cast<size_t>(j)] = j < second ? 1 : 2;
+  return ids;
+}
+
+// Document ids that are not runs, (7·j) mod 3: hidden keys inside a block's visible range.
+inline std::vector<int64_t> interleaved_documents(int64_t t) {
+  std::vector<int64_t> ids(static_cast<size_t>(t));
+  for (int64_t j = 0; j < t; ++j) ids[static_cast<size_t>(j)] = (j * 7) % 3;
+  return ids;
+}
+
 struct AttentionInputs {
   ref::Tensor q, k, v;
 };

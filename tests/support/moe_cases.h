@@ -125,6 +125,31 @@ inline std::vector<std::pair<std::string, Routed>> special_routers(fast::Storage
   return out;
 }
 
+inline std::vector<int64_t> indices_of(const oracle::GuardedBuffer& b) {
+  const auto* p = static_cast<const int64_t*>(b.data());
+  return std::vector<int64_t>(p, p + b.nbytes() / sizeof(int64_t));
+}
+
+// A kernel's moe_router outputs (gates in storage, experts as i64) judged against the exact
+// routing of the op: the selections as sets with the policy table's top-k row (and, with
+// exact_selection, exactly the reference's experts in its ascending order), the gates with the
+// naive_relative row (naive: the reference run in f32).
+inline void expect_router_outputs(const oracle::RouterParams& p,
+                                  const oracle::Outputs<ref::mp>& exact,
+                                  const oracle::Outputs<double>& naive,
+                                  const oracle::GuardedBuffer& gates,
+                                  const oracle::GuardedBuffer& experts, bool exact_selection,
+                                  const std::string& where) {
+  const oracle::Verdict v =
+      oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
+                         exact[1].indices, experts);
+  EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
+  if (exact_selection) {
+    EXPECT_EQ(indices_of(experts), exact[1].indices) << where;
+  }
+  expect_judged("moe_router", "gates", exact[0].values, gates, naive[0].values, where);
+}
+
 // A routing under test: its name in failure messages, the configuration with its inputs, and
 // whether the selection must be the reference's own (exact ties, special logits).
 struct NamedRouting {
@@ -194,11 +219,6 @@ inline const void* input_bytes(const oracle::InputSet& in, const char* name) {
 }
 inline const void* bias_of(const Routed& r) {
   return r.p.bias ? input_bytes(r.in, "bias") : nullptr;
-}
-
-inline std::vector<int64_t> indices_of(const oracle::GuardedBuffer& b) {
-  const auto* p = static_cast<const int64_t*>(b.data());
-  return std::vector<int64_t>(p, p + b.nbytes() / sizeof(int64_t));
 }
 
 // The load-balance loss's sequences (seeds 521–524): DeepSeek-V3, DeepSeek-V2, Switch, and a
