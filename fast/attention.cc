@@ -51,71 +51,28 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate.h"
+#include "fast/validate_attention.h"
 
 namespace lmo::fast {
 HWY_EXPORT(Attention);
 
 namespace {
 
-[[noreturn]] void fail(const char* fn, const std::string& what) {
-  throw std::invalid_argument(std::string(fn) + ": " + what);
-}
-
 // OpenBLAS takes 32-bit dimensions and leading dimensions.
 void check_blas_dim(const char* fn, const char* name, int64_t v) {
   if (v >= (int64_t{1} << 31)) {
-    fail(fn, std::string(name) + " is " + std::to_string(v) + ", expected < 2^31");
+    detail::fail_attention(fn,
+                           std::string(name) + " is " + std::to_string(v) + ", expected < 2^31");
   }
-}
-
-// The scale to use: a.scale, or 1/√d rounded once from double.
-float checked_scale(const char* fn, float scale, int64_t head_dim) {
-  if (scale == 0.0f) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-  if (!(scale > 0.0f) || std::isinf(scale)) {
-    fail(fn, "scale is " + std::to_string(scale) + ", expected a finite scale > 0 (0: 1/√d)");
-  }
-  return scale;
 }
 
 void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
                 const void* o, const AttentionArgs& a) {
   detail::check_storage(fn, s);
-  detail::check_count(fn, "heads", a.heads, 1);
-  detail::check_count(fn, "kv_heads", a.kv_heads, 1);
-  if (a.heads % a.kv_heads != 0) {
-    fail(fn, "kv_heads is " + std::to_string(a.kv_heads) +
-                 ", expected a divisor of heads = " + std::to_string(a.heads));
-  }
-  detail::check_count(fn, "head_dim", a.head_dim, 1);
-  detail::check_count(fn, "q_len", a.q_len, 0);
-  detail::check_count(fn, "kv_len", a.kv_len, 0);
-  check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
-  check_blas_dim(fn, "kv_len", a.kv_len);
-  if (a.softcap != 0.0f) detail::check_cap(fn, a.softcap);
-  switch (a.mask) {
-    case AttentionMask::none:
-    case AttentionMask::causal:
-      break;
-    case AttentionMask::window:
-      detail::check_count(fn, "window", a.window, 1);
-      break;
-    case AttentionMask::document:
-      detail::check_ptr(fn, "doc_ids", a.doc_ids, a.kv_len > 0);
-      if (a.q_len > a.kv_len) {
-        fail(fn, "q_len is " + std::to_string(a.q_len) +
-                     ", expected <= kv_len = " + std::to_string(a.kv_len) +
-                     " with a document mask (the queries are the last positions)");
-      }
-      break;
-    default:
-      fail(fn, "mask is " + std::to_string(static_cast<int>(a.mask)) +
-                   ", expected none, causal, window or document");
-  }
-  detail::check_ptr(fn, "q", q, a.q_len > 0);
-  detail::check_ptr(fn, "o", o, a.q_len > 0);
-  detail::check_ptr(fn, "k", k, a.q_len > 0 && a.kv_len > 0);
-  detail::check_ptr(fn, "v", v, a.q_len > 0 && a.kv_len > 0);
+  detail::check_attention_args(fn, q, k, v, o, a, [&] {
+    check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
+    check_blas_dim(fn, "kv_len", a.kv_len);
+  });
 }
 
 }  // namespace
@@ -123,7 +80,7 @@ void check_args(const char* fn, Storage s, const void* q, const void* k, const v
 void attention(Storage s, const void* q, const void* k, const void* v, void* o,
                const AttentionArgs& a) {
   check_args("attention", s, q, k, v, o, a);
-  const float scale = checked_scale("attention", a.scale, a.head_dim);
+  const float scale = detail::checked_scale("attention", a.scale, a.head_dim, "1/√d");
   if (a.q_len == 0) return;
   HWY_DYNAMIC_DISPATCH(Attention)(s, q, k, v, o, a, scale);
 }
@@ -132,20 +89,11 @@ void attention_decode(Storage s, const void* q, const void* k, const void* v, vo
                       int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                       int64_t window, float softcap, float scale) {
   const char* fn = "attention_decode";
-  detail::check_count(fn, "cache_len", cache_len, 1);
-  detail::check_count(fn, "window", window, 0);
-  AttentionArgs a;
-  a.heads = heads;
-  a.kv_heads = kv_heads;
-  a.head_dim = head_dim;
-  a.q_len = 1;
-  a.kv_len = cache_len;
-  a.mask = window > 0 ? AttentionMask::window : AttentionMask::causal;
-  a.window = window;
-  a.softcap = softcap;
-  a.scale = scale;
+  const AttentionArgs a = detail::decode_attention_args(fn, heads, kv_heads, head_dim, cache_len,
+                                                        window, softcap, scale);
   check_args(fn, s, q, k, v, o, a);
-  HWY_DYNAMIC_DISPATCH(Attention)(s, q, k, v, o, a, checked_scale(fn, scale, head_dim));
+  HWY_DYNAMIC_DISPATCH(Attention)
+  (s, q, k, v, o, a, detail::checked_scale(fn, scale, head_dim, "1/√d"));
 }
 
 }  // namespace lmo::fast

@@ -19,29 +19,10 @@
 
 #include <cstdint>
 
+#include "fast/attention_args.h"  // AttentionMask, AttentionArgs
 #include "fast/storage.h"
 
 namespace lmo::fast {
-
-enum class AttentionMask : uint8_t {
-  none,      // every key visible
-  causal,    // key t visible to query position p iff t ≤ p
-  window,    // iff 0 ≤ p − t < window
-  document,  // iff t ≤ p and doc_ids[t] == doc_ids[p]
-};
-
-struct AttentionArgs {
-  int64_t heads = 1;     // h
-  int64_t kv_heads = 1;  // g, a divisor of h
-  int64_t head_dim = 1;  // d, of q, k and v
-  int64_t q_len = 1;     // T_q
-  int64_t kv_len = 1;    // T_k
-  AttentionMask mask = AttentionMask::causal;
-  int64_t window = 0;                // w >= 1 for AttentionMask::window
-  const int64_t* doc_ids = nullptr;  // kv_len ids for AttentionMask::document (T_q <= T_k)
-  float scale = 0;                   // multiplies q·k; 0 means 1/√d (rounded once from double)
-  float softcap = 0;                 // 0: none; else s ↦ cap·tanh(s/cap) on the scaled logits
-};
 
 // Throws std::invalid_argument naming the parameter for a bad shape, mask, window, scale,
 // soft-cap, storage or a null pointer.

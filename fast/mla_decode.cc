@@ -86,7 +86,7 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate.h"
+#include "fast/validate_attention.h"
 
 namespace lmo::fast {
 HWY_EXPORT(MlaDecode);
@@ -117,13 +117,8 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
     throw std::invalid_argument(std::string(fn) + ": rope_base is " + std::to_string(a.rope_base) +
                                 ", expected a finite base > 0");
   }
-  float scale = a.scale;
-  if (scale == 0.0f) {
-    scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.head_dim + a.rope_dim)));
-  } else if (!(scale > 0.0f) || std::isinf(scale)) {
-    throw std::invalid_argument(std::string(fn) + ": scale is " + std::to_string(scale) +
-                                ", expected a finite scale > 0 (0: 1/√(d_h + d_h^R))");
-  }
+  const float scale =
+      detail::checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
   detail::check_ptr(fn, "q_c", q_c, true);
   detail::check_ptr(fn, "q_r", q_r, true);
   detail::check_ptr(fn, "c_kv", c_kv, true);

@@ -17,20 +17,10 @@
 
 #include <cstdint>
 
+#include "fast/attention_args.h"  // MlaDecodeArgs
 #include "fast/storage.h"
 
 namespace lmo::fast {
-
-struct MlaDecodeArgs {
-  int64_t heads = 1;       // n_h
-  int64_t head_dim = 1;    // d_h
-  int64_t rope_dim = 2;    // d_h^R, even
-  int64_t latent_dim = 1;  // d_c
-  int64_t cache_len = 1;   // t
-  double rope_base = 10000;
-  bool half_split = false;  // RoPE pairs (k, k + d_r/2) instead of (2k, 2k + 1)
-  float scale = 0;          // 0: 1/√(d_h + d_h^R) (eq. 46), rounded once from double
-};
 
 // Throws std::invalid_argument naming the parameter for a bad shape, base, scale, storage or a
 // null pointer.

@@ -23,23 +23,10 @@
 
 #include <cstdint>
 
+#include "fast/router_config.h"  // RouterScore, GroupScore, RouterConfig
 #include "fast/storage.h"
 
 namespace lmo::fast {
-
-enum class RouterScore : uint8_t { sigmoid, softmax };
-enum class GroupScore : uint8_t { top2_sum, max };
-
-struct RouterConfig {
-  int64_t experts = 1;  // N
-  int64_t top_k = 1;    // K
-  RouterScore score = RouterScore::sigmoid;
-  int64_t n_group = 1;  // 1: no group limit
-  int64_t topk_group = 1;
-  GroupScore group_score = GroupScore::top2_sum;
-  bool normalize = true;      // g_i = s_i / Σ_selected s_j; false: g_i = s_i
-  float routed_scale = 1.0f;  // multiplies every gate
-};
 
 // logits [tokens, N] and bias [N] (null: none) in s; writes experts [tokens, K], gates
 // [tokens, K] in s and, when not null, the f32 affinities [tokens, N] (what expert_balance

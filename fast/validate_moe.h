@@ -1,8 +1,6 @@
 // Argument checks of the MoE entry points (fast/moe_router.h and gpu/api_moe.h, which share their
-// argument shapes): every violation throws std::invalid_argument naming the function, the
-// parameter, its value and the expectation. The router configuration check is a template over
-// the configuration type, since fast::RouterConfig and gpu::RouterConfig are separate types with
-// the same fields and enumerator names.
+// argument shapes and fast/router_config.h's configuration): every violation throws
+// std::invalid_argument naming the function, the parameter, its value and the expectation.
 #pragma once
 
 #include <cmath>
@@ -11,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/router_config.h"
 #include "fast/validate.h"
 
 namespace lmo::fast::detail {
@@ -22,10 +21,9 @@ namespace lmo::fast::detail {
 // What the reference's route rejects (K outside 1 … N, n_group not dividing N, topk_group
 // outside 1 … n_group, a top-2-sum group score on groups of one expert, K beyond the experts of
 // the kept groups), unknown enumerators, N ≥ 2^31, and a routed_scale that is not finite.
-template <class Config>
-void check_router_config(const char* fn, const Config& c) {
-  using Score = decltype(c.score);
-  using Group = decltype(c.group_score);
+inline void check_router_config(const char* fn, const RouterConfig& c) {
+  using Score = RouterScore;
+  using Group = GroupScore;
   const int64_t n = c.experts;
   check_count(fn, "experts", n, 1);
   if (n > (int64_t{1} << 31) - 1) {

@@ -1,6 +1,6 @@
 // gpu/api_attention.h on top of gpu/launch_attention.h: fast/attention.cc's and
-// fast/mla_decode.cc's validation (fast/validate.h, before any CUDA call) plus the kernels' size
-// limits, then copy in, launch, wait, copy out (gpu/host_call.h).
+// fast/mla_decode.cc's validation (fast/validate_attention.h, before any CUDA call) plus the
+// kernels' size limits, then copy in, launch, wait, copy out (gpu/host_call.h).
 #include "gpu/api_attention.h"
 
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fast/validate.h"
+#include "fast/validate_attention.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_attention.h"
 
@@ -18,80 +18,36 @@ namespace {
 using detail::bytes_of;
 using detail::Call;
 using detail::check_storage;
-using fast::detail::check_cap;
 using fast::detail::check_count;
 using fast::detail::check_ptr;
-
-[[noreturn]] void fail(const char* fn, const std::string& what) {
-  throw std::invalid_argument(std::string(fn) + ": " + what);
-}
-
-// The scale to use: `scale`, or 1/√dims rounded once from double (`dflt` names that default).
-float checked_scale(const char* fn, float scale, int64_t dims, const char* dflt) {
-  if (scale == 0.0f) return static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims)));
-  if (!(scale > 0.0f) || std::isinf(scale)) {
-    fail(fn,
-         "scale is " + std::to_string(scale) + ", expected a finite scale > 0 (0: " + dflt + ")");
-  }
-  return scale;
-}
+using fast::detail::checked_scale;
+using fast::detail::fail_attention;
 
 // value ≤ max, a limit of the kernels (gpu/attention.cuh).
 void check_limit(const char* fn, const char* name, int64_t value, int64_t max) {
   if (value > max) {
-    fail(fn, std::string(name) + " is " + std::to_string(value) +
-                 ", expected <= " + std::to_string(max) + " (the GPU attention kernel's limit)");
+    fail_attention(fn, std::string(name) + " is " + std::to_string(value) + ", expected <= " +
+                           std::to_string(max) + " (the GPU attention kernel's limit)");
   }
 }
 
 // Products of the shapes must not overflow the int64 index arithmetic of the kernels.
 void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
   if (a > 0 && b > ((int64_t{1} << 62) - 1) / a) {
-    fail(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
-                 ", expected a product < 2^62");
+    fail_attention(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
+                           ", expected a product < 2^62");
   }
 }
 
 void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
                 const void* o, const AttentionArgs& a) {
   check_storage(fn, s);
-  check_count(fn, "heads", a.heads, 1);
-  check_count(fn, "kv_heads", a.kv_heads, 1);
-  if (a.heads % a.kv_heads != 0) {
-    fail(fn, "kv_heads is " + std::to_string(a.kv_heads) +
-                 ", expected a divisor of heads = " + std::to_string(a.heads));
-  }
-  check_count(fn, "head_dim", a.head_dim, 1);
-  check_limit(fn, "head_dim", a.head_dim, kGpuAttentionMaxDim);
-  check_count(fn, "q_len", a.q_len, 0);
-  check_count(fn, "kv_len", a.kv_len, 0);
-  check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
-  check_elements(fn, "q_len*heads*head_dim", a.q_len, a.heads * a.head_dim);
-  check_elements(fn, "kv_len*heads*head_dim", a.kv_len, a.heads * a.head_dim);
-  if (a.softcap != 0.0f) check_cap(fn, a.softcap);
-  switch (a.mask) {
-    case AttentionMask::none:
-    case AttentionMask::causal:
-      break;
-    case AttentionMask::window:
-      check_count(fn, "window", a.window, 1);
-      break;
-    case AttentionMask::document:
-      check_ptr(fn, "doc_ids", a.doc_ids, a.kv_len > 0);
-      if (a.q_len > a.kv_len) {
-        fail(fn, "q_len is " + std::to_string(a.q_len) +
-                     ", expected <= kv_len = " + std::to_string(a.kv_len) +
-                     " with a document mask (the queries are the last positions)");
-      }
-      break;
-    default:
-      fail(fn, "mask is " + std::to_string(static_cast<int>(a.mask)) +
-                   ", expected none, causal, window or document");
-  }
-  check_ptr(fn, "q", q, a.q_len > 0);
-  check_ptr(fn, "o", o, a.q_len > 0);
-  check_ptr(fn, "k", k, a.q_len > 0 && a.kv_len > 0);
-  check_ptr(fn, "v", v, a.q_len > 0 && a.kv_len > 0);
+  fast::detail::check_attention_args(fn, q, k, v, o, a, [&] {
+    check_limit(fn, "head_dim", a.head_dim, kGpuAttentionMaxDim);
+    check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
+    check_elements(fn, "q_len*heads*head_dim", a.q_len, a.heads * a.head_dim);
+    check_elements(fn, "kv_len*heads*head_dim", a.kv_len, a.heads * a.head_dim);
+  });
 }
 
 // Validated arguments: copy in, launch, copy out.
@@ -131,18 +87,8 @@ void attention_decode(Storage s, const void* q, const void* k, const void* v, vo
                       int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                       int64_t window, float softcap, float scale) {
   constexpr const char* fn = "gpu::attention_decode";
-  check_count(fn, "cache_len", cache_len, 1);
-  check_count(fn, "window", window, 0);
-  AttentionArgs a;
-  a.heads = heads;
-  a.kv_heads = kv_heads;
-  a.head_dim = head_dim;
-  a.q_len = 1;
-  a.kv_len = cache_len;
-  a.mask = window > 0 ? AttentionMask::window : AttentionMask::causal;
-  a.window = window;
-  a.softcap = softcap;
-  a.scale = scale;
+  const AttentionArgs a = fast::detail::decode_attention_args(fn, heads, kv_heads, head_dim,
+                                                              cache_len, window, softcap, scale);
   check_args(fn, s, q, k, v, o, a);
   run_attention(fn, s, q, k, v, o, a, checked_scale(fn, scale, head_dim, "1/√d"));
 }
@@ -155,8 +101,8 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_count(fn, "head_dim", a.head_dim, 1);
   check_count(fn, "rope_dim", a.rope_dim, 2);
   if (a.rope_dim % 2 != 0) {
-    fail(fn,
-         "rope_dim is " + std::to_string(a.rope_dim) + ", expected an even number (RoPE pairs)");
+    fail_attention(
+        fn, "rope_dim is " + std::to_string(a.rope_dim) + ", expected an even number (RoPE pairs)");
   }
   check_count(fn, "latent_dim", a.latent_dim, 1);
   check_count(fn, "cache_len", a.cache_len, 1);
@@ -167,7 +113,8 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_elements(fn, "heads*(latent_dim+rope_dim)", a.heads, a.latent_dim + a.rope_dim);
   check_elements(fn, "cache_len*(latent_dim+rope_dim)", a.cache_len, a.latent_dim + a.rope_dim);
   if (!(a.rope_base > 0) || std::isinf(a.rope_base)) {
-    fail(fn, "rope_base is " + std::to_string(a.rope_base) + ", expected a finite base > 0");
+    fail_attention(fn,
+                   "rope_base is " + std::to_string(a.rope_base) + ", expected a finite base > 0");
   }
   const float scale = checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
   check_ptr(fn, "q_c", q_c, true);

@@ -1,5 +1,6 @@
 // gpu/bench.h: the workloads (device arrays filled on the device with ordinary values) and the
-// cudaEvent timing against a device-to-device cudaMemcpy of the same traffic.
+// cudaEvent timing (gpu/bench_timing.cuh) against a device-to-device cudaMemcpy of the same
+// traffic.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "fast/turns.h"
 #include "gpu/bench.h"
+#include "gpu/bench_timing.cuh"
 #include "gpu/common.cuh"
 #include "gpu/launch.h"
 #include "gpu/launch_positional.h"
@@ -16,12 +18,7 @@
 namespace lmo::gpu {
 namespace {
 
-void check(const std::string& what, cudaError_t e) {
-  if (e == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw std::runtime_error("gpu::bench: " + what + " failed: " + cudaGetErrorName(e) + " (" +
-                           cudaGetErrorString(e) + ")");
-}
+void check(const std::string& what, cudaError_t e) { bench_timing::check("gpu::bench", what, e); }
 
 // Values in [-2, 2) from a multiplicative hash of the index (tools/fast_workloads.cc's pattern):
 // ordinary numbers, no subnormals, infinities or NaN; the values do not change the traffic.
@@ -60,22 +57,6 @@ DeviceArray* filled(std::vector<std::unique_ptr<DeviceArray>>& keep, Storage s, 
           return cudaGetLastError();
         }));
   return keep.back().get();
-}
-
-// Seconds of one enqueue(), timed with events on the default stream.
-double timed(cudaEvent_t start, cudaEvent_t stop, const std::function<cudaError_t()>& enqueue) {
-  check("cudaEventRecord", cudaEventRecord(start));
-  check("kernel or copy", enqueue());
-  check("cudaEventRecord", cudaEventRecord(stop));
-  check("cudaEventSynchronize", cudaEventSynchronize(stop));
-  float ms = 0;
-  check("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start, stop));
-  return ms * 1e-3;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -186,30 +167,14 @@ BenchRow bench(const std::string& op, Storage s, int64_t elements, int repetitio
   const size_t half = static_cast<size_t>(row.bytes / 2);
   DeviceArray src(half), dst(half);
   check("cudaMemset", cudaMemset(src.get(), 0, half));
-  const std::function<cudaError_t()> copy = [&] {
+  const auto copy = [&] {
     return cudaMemcpyAsync(dst.get(), src.get(), half, cudaMemcpyDeviceToDevice, nullptr);
   };
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check("cudaEventCreate", cudaEventCreate(&start));
-  check("cudaEventCreate", cudaEventCreate(&stop));
-  std::vector<double> kt, ct;
-  try {
-    timed(start, stop, kernel);
-    timed(start, stop, copy);
-    for (int i = 0; i < repetitions; ++i) {
-      kt.push_back(timed(start, stop, kernel));
-      ct.push_back(timed(start, stop, copy));
-    }
-  } catch (...) {
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
-    throw;
-  }
-  check("cudaEventDestroy", cudaEventDestroy(start));
-  check("cudaEventDestroy", cudaEventDestroy(stop));
+  const bench_timing::Medians m = bench_timing::alternating_medians(
+      "gpu::bench", {"kernel", kernel}, {"copy", copy}, repetitions);
   row.repetitions = repetitions;
-  row.seconds = median(kt);
-  row.memcpy_seconds = median(ct);
+  row.seconds = m.kernel;
+  row.memcpy_seconds = m.yardstick;
   row.bytes_per_s = static_cast<double>(row.bytes) / row.seconds;
   row.memcpy_bytes_per_s = static_cast<double>(row.bytes) / row.memcpy_seconds;
   row.ratio = row.bytes_per_s / row.memcpy_bytes_per_s;

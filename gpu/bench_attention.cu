@@ -1,5 +1,6 @@
 // gpu/bench_attention.h: the attention workloads on device arrays (values from a hash of the
-// index, as gpu/bench.cu fills them) and cudaEvent timing against cublasSgemm.
+// index, as gpu/bench.cu fills them) and cudaEvent timing (gpu/bench_timing.cuh) against
+// cublasSgemm.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "gpu/bench_attention.h"
+#include "gpu/bench_timing.cuh"
 #include "gpu/common.cuh"
 #include "gpu/launch_attention.h"
 
@@ -18,10 +20,7 @@ namespace lmo::gpu {
 namespace {
 
 void check(const std::string& what, cudaError_t e) {
-  if (e == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw std::runtime_error("gpu::bench_compute: " + what + " failed: " + cudaGetErrorName(e) +
-                           " (" + cudaGetErrorString(e) + ")");
+  bench_timing::check("gpu::bench_compute", what, e);
 }
 
 void check_blas(const std::string& what, cublasStatus_t e) {
@@ -72,36 +71,14 @@ class Arrays {
   std::vector<void*> owned_;
 };
 
-double timed(cudaEvent_t start, cudaEvent_t stop, const std::function<cudaError_t()>& enqueue) {
-  check("cudaEventRecord", cudaEventRecord(start));
-  check("kernel or SGEMM", enqueue());
-  check("cudaEventRecord", cudaEventRecord(stop));
-  check("cudaEventSynchronize", cudaEventSynchronize(stop));
-  float ms = 0;
-  check("cudaEventElapsedTime", cudaEventElapsedTime(&ms, start, stop));
-  return ms * 1e-3;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// cuBLAS handle and events, released on scope exit.
-struct Timing {
-  cublasHandle_t blas = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  Timing() {
-    check_blas("cublasCreate", cublasCreate(&blas));
-    check("cudaEventCreate", cudaEventCreate(&start));
-    check("cudaEventCreate", cudaEventCreate(&stop));
-  }
-  Timing(const Timing&) = delete;
-  Timing& operator=(const Timing&) = delete;
-  ~Timing() {
-    if (stop) (void)cudaEventDestroy(stop);
-    if (start) (void)cudaEventDestroy(start);
-    if (blas) (void)cublasDestroy(blas);
+// A cuBLAS handle, released on scope exit.
+struct Blas {
+  cublasHandle_t handle = nullptr;
+  Blas() { check_blas("cublasCreate", cublasCreate(&handle)); }
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  ~Blas() {
+    if (handle) (void)cublasDestroy(handle);
   }
 };
 
@@ -196,26 +173,21 @@ ComputeBenchRow bench_compute(const std::string& op, Storage s, int64_t tokens, 
   auto* ga = static_cast<float*>(mem.filled(Storage::f32, m * kk, 11));
   auto* gb = static_cast<float*>(mem.filled(Storage::f32, kk * n, 12));
   auto* gc = static_cast<float*>(mem.alloc(static_cast<size_t>(m * n) * sizeof(float)));
-  Timing tm;
+  Blas blas;
   const float one = 1.0f, zero = 0.0f;
-  const std::function<cudaError_t()> gemm = [&] {
+  const auto gemm = [&] {
     const cublasStatus_t st =
-        cublasSgemm(tm.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
+        cublasSgemm(blas.handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(m), static_cast<int>(n),
                     static_cast<int>(kk), &one, ga, static_cast<int>(m), gb, static_cast<int>(kk),
                     &zero, gc, static_cast<int>(m));
     check_blas("cublasSgemm", st);
     return cudaGetLastError();
   };
-  std::vector<double> kt, gt;
-  timed(tm.start, tm.stop, kernel);
-  timed(tm.start, tm.stop, gemm);
-  for (int i = 0; i < repetitions; ++i) {
-    kt.push_back(timed(tm.start, tm.stop, kernel));
-    gt.push_back(timed(tm.start, tm.stop, gemm));
-  }
+  const bench_timing::Medians t = bench_timing::alternating_medians(
+      "gpu::bench_compute", {"kernel", kernel}, {"SGEMM", gemm}, repetitions);
   row.repetitions = repetitions;
-  row.seconds = median(kt);
-  row.gemm_seconds = median(gt);
+  row.seconds = t.kernel;
+  row.gemm_seconds = t.yardstick;
   row.flops_per_s = row.flops / row.seconds;
   row.gemm_flops_per_s = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
                          static_cast<double>(kk) / row.gemm_seconds;

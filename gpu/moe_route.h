@@ -47,8 +47,8 @@ struct RouteShape {
   double routed_scale = 1;
 };
 
-// The shape of a router configuration c (fast::RouterConfig's or gpu::RouterConfig's fields and
-// enumerators); topk_group is 1 without a group limit.
+// The shape of a router configuration c (fast/router_config.h's fields and enumerators, which
+// gpu::RouterConfig names too); topk_group is 1 without a group limit.
 template <class Config>
 RouteShape route_shape(const Config& c) {
   using Score = decltype(c.score);

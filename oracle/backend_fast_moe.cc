@@ -5,19 +5,6 @@
 #include "oracle/backend_moe_adapters.h"
 
 namespace lmo::oracle::fast_adapters {
-namespace {
-
-// fast/moe_router.h as the kernel library of oracle/backend_moe_adapters.h.
-struct FastMoe {
-  using Storage = fast::Storage;
-  using RouterConfig = fast::RouterConfig;
-  static constexpr auto* moe_router = &fast::moe_router;
-  static constexpr auto* expert_balance = &fast::expert_balance;
-  static constexpr auto* load_balance_loss = &fast::load_balance_loss;
-  static constexpr auto* aux_free_update = &fast::aux_free_update;
-};
-
-}  // namespace
 
 fast::RouterConfig router_config(const RouterParams& p) {
   return op_adapters::router_config<fast::RouterConfig>(p);

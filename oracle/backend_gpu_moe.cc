@@ -9,19 +9,6 @@
 #include "oracle/ops/positional.h"
 
 namespace lmo::oracle {
-namespace {
-
-// gpu/api_moe.h as the kernel library of oracle/backend_moe_adapters.h.
-struct GpuMoe {
-  using Storage = gpu::Storage;
-  using RouterConfig = gpu::RouterConfig;
-  static constexpr auto* moe_router = &gpu::moe_router;
-  static constexpr auto* expert_balance = &gpu::expert_balance;
-  static constexpr auto* load_balance_loss = &gpu::load_balance_loss;
-  static constexpr auto* aux_free_update = &gpu::aux_free_update;
-};
-
-}  // namespace
 
 void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
                            std::vector<GuardedBuffer>& out) {

@@ -7,10 +7,22 @@
 #include <vector>
 
 #include "gpu/api.h"
+#include "gpu/api_moe.h"
 #include "oracle/guarded_buffer.h"
 #include "oracle/op.h"
 
 namespace lmo::oracle {
+
+// gpu/api_moe.h as a kernel library of oracle/backend_moe_adapters.h (also what
+// tests/support/moe_cases.h's shared checks take).
+struct GpuMoe {
+  using Storage = gpu::Storage;
+  using RouterConfig = gpu::RouterConfig;
+  static constexpr auto* moe_router = &gpu::moe_router;
+  static constexpr auto* expert_balance = &gpu::expert_balance;
+  static constexpr auto* load_balance_loss = &gpu::load_balance_loss;
+  static constexpr auto* aux_free_update = &gpu::aux_free_update;
+};
 
 // sinusoidal_pe: input positions; output pe.
 void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,

@@ -10,7 +10,12 @@ namespace {
 
 std::string formats_of(const Case& c) {
   std::string s;
-  for (ref::Format f : c.formats) s += (s.empty() ? "" : ",") + std::string(ref::format_name(f));
+  // Appended piece by piece: building `"," + name` as a temporary (operator+ on a const char*)
+  // trips GCC 12's -Wrestrict false positive inside std::string.
+  for (ref::Format f : c.formats) {
+    if (!s.empty()) s += ',';
+    s += ref::format_name(f);
+  }
   return s;
 }
 

@@ -12,11 +12,7 @@
 #include "fast/activations.h"
 #include "fast/glu.h"
 #include "fast/softcap.h"
-#include "oracle/ops/activations.h"
-#include "reference/activations.h"
-#include "reference/softmax.h"
 #include "tests/support/elementwise_inputs.h"
-#include "tests/support/fast_cases.h"
 
 namespace lmo::fast {
 namespace {
@@ -34,22 +30,17 @@ ref::Tensor inputs(uint64_t seed, const char* name, Storage s) {
 }
 
 TEST(FastActivations, EveryActivationStorageAndTarget) {
-  for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                       Activation::silu}) {
+  for (Activation a :
+       {Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu}) {
     for (Storage s : kAllStorages) {
       const ref::Tensor x = inputs(31, "x", s);
-      std::vector<mp> exact;
-      std::vector<double> kappa;
-      for (const mp& v : values_as<mp>(x)) {
-        exact.push_back(ref::activate(ref_kind(a), v));
-        kappa.push_back(oracle::activation_condition(ref_kind(a), v));
-      }
+      const ExactElementwise e = exact_activation(ref_kind(a), x);
       oracle::GuardedBuffer y(dtype_of(s), {x.numel()});
       for_each_target([&](const std::string& target) {
         y.arm();
         activation(a, s, x.bytes().data(), y.data(), x.numel());
-        expect_judged(op_name(a), "", exact, y, {}, target + " " + std::string(storage_name(s)),
-                      kappa);
+        expect_judged(op_name(a), "", e.exact, y, {}, target + " " + std::string(storage_name(s)),
+                      e.kappa);
       });
       expect_thread_invariant(
           [&] {
@@ -63,24 +54,18 @@ TEST(FastActivations, EveryActivationStorageAndTarget) {
 }
 
 TEST(FastGlu, EveryGateStorageAndTarget) {
-  for (Activation a : {Activation::relu, Activation::gelu, Activation::gelu_tanh,
-                       Activation::silu}) {
+  for (Activation a :
+       {Activation::relu, Activation::gelu, Activation::gelu_tanh, Activation::silu}) {
     for (Storage s : kAllStorages) {
       const ref::Tensor g = inputs(32, "gate", s);
-      const ref::Tensor u = fast_normal(32, "up", s, {g.numel()}, 0.0, 1.0);
-      const std::vector<mp> gv = values_as<mp>(g), uv = values_as<mp>(u);
-      std::vector<mp> exact(gv.size());
-      std::vector<double> kappa(gv.size());
-      for (size_t i = 0; i < gv.size(); ++i) {
-        exact[i] = ref::activate(ref_kind(a), gv[i]) * uv[i];
-        kappa[i] = oracle::activation_condition(ref_kind(a), gv[i]);
-      }
+      const ref::Tensor u = glu_up(32, s, g.numel());
+      const ExactElementwise e = exact_glu_gate(ref_kind(a), g, u);
       oracle::GuardedBuffer h(dtype_of(s), {g.numel()});
       for_each_target([&](const std::string& target) {
         h.arm();
         glu_gate(a, s, g.bytes().data(), u.bytes().data(), h.data(), g.numel());
-        expect_judged(gate_name(a), "", exact, h, {},
-                      target + " " + std::string(storage_name(s)) + " " + op_name(a), kappa);
+        expect_judged(gate_name(a), "", e.exact, h, {},
+                      target + " " + std::string(storage_name(s)) + " " + op_name(a), e.kappa);
       });
     }
   }
@@ -90,8 +75,7 @@ TEST(FastSoftcap, EveryStorageAndTarget) {
   for (float cap : {30.0f, 50.0f, 1.0f}) {
     for (Storage s : kAllStorages) {
       const ref::Tensor z = inputs(33, "z", s);
-      std::vector<mp> exact;
-      for (const mp& v : values_as<mp>(z)) exact.push_back(ref::softcap(v, mp(cap)));
+      const std::vector<mp> exact = exact_softcap(z, cap);
       oracle::GuardedBuffer y(dtype_of(s), {z.numel()});
       for_each_target([&](const std::string& target) {
         y.arm();

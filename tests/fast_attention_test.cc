@@ -14,9 +14,7 @@
 
 #include "fast/attention.h"
 #include "fast/mla_decode.h"
-#include "reference/attention.h"
-#include "reference/mla.h"
-#include "tests/support/fast_cases.h"
+#include "tests/support/attention_inputs.h"
 
 namespace lmo::fast {
 namespace {
@@ -46,87 +44,19 @@ void expect_judged_everywhere(const std::string& op, const std::function<void()>
       where);
 }
 
-struct Shape {
-  Shape(int64_t h_, int64_t g_, int64_t d_, int64_t t_q_, int64_t t_k_,
-        AttentionMask mask_ = AttentionMask::causal, int64_t window_ = 0)
-      : h(h_), g(g_), d(d_), t_q(t_q_), t_k(t_k_), mask(mask_), window(window_) {}
-  Shape& docs(std::vector<int64_t> ids) {
-    mask = AttentionMask::document;
-    doc_ids = std::move(ids);
-    return *this;
-  }
-  Shape& capped(double c, double std) {
-    cap = c;
-    qk_std = std;
-    return *this;
-  }
-  int64_t h, g, d, t_q, t_k;
-  AttentionMask mask;
-  int64_t window;
-  std::vector<int64_t> doc_ids;  // t_k ids for the document mask
-  double cap = 0;
-  double qk_std = 1;  // of q and k
-};
-
-ref::MaskKind ref_mask(AttentionMask m) {
-  switch (m) {
-    case AttentionMask::none:
-      return ref::MaskKind::kNone;
-    case AttentionMask::causal:
-      return ref::MaskKind::kCausal;
-    case AttentionMask::window:
-      return ref::MaskKind::kSlidingWindow;
-    case AttentionMask::document:
-      return ref::MaskKind::kDocument;
-  }
-  return ref::MaskKind::kNone;
-}
-
-struct Inputs {
-  ref::Tensor q, k, v;
-};
-
-Inputs make_inputs(const Shape& c, Storage s, uint64_t seed) {
-  return {fast_normal(seed, "q", s, {c.t_q, c.h * c.d}, 0, c.qk_std),
-          fast_normal(seed, "k", s, {c.t_k, c.g * c.d}, 0, c.qk_std),
-          fast_normal(seed, "v", s, {c.t_k, c.g * c.d})};
-}
-
-template <class T>
-std::vector<T> reference_attention(const Shape& c, const Inputs& in) {
-  ref::AttentionConfig cfg;
-  cfg.heads = c.h;
-  cfg.kv_heads = c.g;
-  cfg.head_dim = c.d;
-  cfg.mask = ref_mask(c.mask);
-  cfg.window = c.window;
-  cfg.document_ids = c.doc_ids;
-  if (c.cap > 0) cfg.soft_cap = mp(c.cap);
-  const ref::Mat<T> q(c.t_q, c.h * c.d, values_as<T>(in.q));
-  const ref::Mat<T> k(c.t_k, c.g * c.d, values_as<T>(in.k));
-  const ref::Mat<T> v(c.t_k, c.g * c.d, values_as<T>(in.v));
-  return ref::attention<T>(q, k, v, cfg).data;
-}
+using Shape = AttentionShape;
+using Inputs = AttentionInputs;
 
 void run_attention(const Shape& c, Storage s, const Inputs& in, oracle::GuardedBuffer& o) {
-  AttentionArgs a;
-  a.heads = c.h;
-  a.kv_heads = c.g;
-  a.head_dim = c.d;
-  a.q_len = c.t_q;
-  a.kv_len = c.t_k;
-  a.mask = c.mask;
-  a.window = c.window;
-  a.doc_ids = c.doc_ids.empty() ? nullptr : c.doc_ids.data();
-  a.softcap = static_cast<float>(c.cap);
   o.arm();
-  attention(s, in.q.bytes().data(), in.k.bytes().data(), in.v.bytes().data(), o.data(), a);
+  attention(s, in.q.bytes().data(), in.k.bytes().data(), in.v.bytes().data(), o.data(),
+            attention_args(c));
 }
 
 // Every storage and target judged against the exact reference; thread invariance per storage.
 void check_attention(const Shape& c, uint64_t seed, const std::string& what) {
   for (Storage s : kAllStorages) {
-    const Inputs in = make_inputs(c, s, seed);
+    const Inputs in = attention_inputs(c, s, seed);
     const std::vector<mp> exact = reference_attention<mp>(c, in);
     const std::vector<double> naive = as_doubles(reference_attention<F32>(c, in));
     oracle::GuardedBuffer o(dtype_of(s), {c.t_q, c.h * c.d});
@@ -145,13 +75,9 @@ TEST(FastAttention, SlidingWindow) {
   check_attention({2, 2, 8, 9, 9, AttentionMask::window, 1}, 605, "window 1");  // self only
 }
 TEST(FastAttention, DocumentMask) {
-  std::vector<int64_t> ids(24, 0);
-  for (int64_t j = 8; j < 24; ++j) ids[j] = j < 15 ? 1 : 2;
-  check_attention(Shape(4, 2, 16, 24, 24).docs(ids), 606, "documents");
+  check_attention(Shape(4, 2, 16, 24, 24).docs(three_documents(24, 8, 15)), 606, "documents");
   // Ids that are not runs: hidden keys inside a block's visible range.
-  std::vector<int64_t> mixed(30);
-  for (int64_t j = 0; j < 30; ++j) mixed[j] = (j * 7) % 3;
-  check_attention(Shape(2, 1, 16, 30, 30).docs(mixed), 607, "mixed ids");
+  check_attention(Shape(2, 1, 16, 30, 30).docs(interleaved_documents(30)), 607, "mixed ids");
 }
 TEST(FastAttention, SoftCap) {
   // Gemma 2's cap of 50 on logits spread wide enough to reach it, and a tight cap of 2.
@@ -163,9 +89,7 @@ TEST(FastAttention, LongSequencesAndChunkedQueries) {
   check_attention({2, 2, 8, 140, 140}, 610, "T 140 causal");
   check_attention({4, 1, 16, 5, 300}, 611, "5 of 300 causal");
   check_attention({2, 1, 16, 70, 290, AttentionMask::window, 150}, 612, "window 150");
-  std::vector<int64_t> ids(260, 0);
-  for (int64_t j = 100; j < 260; ++j) ids[j] = j < 200 ? 1 : 2;
-  check_attention(Shape(2, 2, 8, 130, 260).docs(ids), 613, "docs 260");
+  check_attention(Shape(2, 2, 8, 130, 260).docs(three_documents(260, 100, 200)), 613, "docs 260");
 }
 
 // More queries than keys: the first rows' positions are negative, nothing is visible, and the
@@ -173,7 +97,7 @@ TEST(FastAttention, LongSequencesAndChunkedQueries) {
 TEST(FastAttention, FullyMaskedRowsAreNaN) {
   const Shape c(2, 1, 8, 6, 3);
   check_attention(c, 614, "T_q 6 > T_k 3");
-  const Inputs in = make_inputs(c, Storage::f32, 614);
+  const Inputs in = attention_inputs(c, Storage::f32, 614);
   oracle::GuardedBuffer o(ref::DType::f32, {c.t_q, c.h * c.d});
   run_attention(c, Storage::f32, in, o);
   const auto* y = static_cast<const float*>(o.data());
@@ -186,7 +110,7 @@ TEST(FastAttention, ThreadCountsGiveIdenticalBytes) {
   // Many tiles: 4 KV heads × 2 head tiles (16 query heads each) × rows, several key blocks.
   const Shape c(128, 4, 8, 3, 200);
   for (Storage s : kAllStorages) {
-    const Inputs in = make_inputs(c, s, 615);
+    const Inputs in = attention_inputs(c, s, 615);
     oracle::GuardedBuffer o(dtype_of(s), {c.t_q, c.h * c.d});
     const int old = threads();
     std::vector<uint8_t> one;
@@ -205,10 +129,9 @@ void check_decode(int64_t h, int64_t g, int64_t d, int64_t t, int64_t window, do
                   uint64_t seed) {
   Shape c(h, g, d, 1, t, window > 0 ? AttentionMask::window : AttentionMask::causal, window);
   c.capped(cap, 1.0);
-  const std::string what = "decode h" + std::to_string(h) + " g" + std::to_string(g) + " t" +
-                           std::to_string(t) + " w" + std::to_string(window);
+  const std::string what = decode_name(h, g, t, window);
   for (Storage s : kAllStorages) {
-    const Inputs in = make_inputs(c, s, seed);
+    const Inputs in = attention_inputs(c, s, seed);
     const std::vector<mp> exact = reference_attention<mp>(c, in);
     const std::vector<double> naive = as_doubles(reference_attention<F32>(c, in));
     oracle::GuardedBuffer o(dtype_of(s), {1, h * d});
@@ -226,57 +149,14 @@ TEST(FastAttentionDecode, SlidingWindow) { check_decode(4, 4, 32, 200, 96, 0, 62
 TEST(FastAttentionDecode, MqaSoftCap) { check_decode(16, 1, 16, 40, 0, 30.0, 622); }
 TEST(FastAttentionDecode, SingleToken) { check_decode(2, 1, 8, 1, 0, 0, 623); }
 
-struct MlaShape {
-  int64_t h, dh, dr, dc, t;
-  bool half_split = false;
-  double base = 10000;
-};
-
-struct MlaInputs {
-  ref::Tensor q_c, q_r, c_kv, k_r, w_uk;
-};
-
-template <class T>
-std::vector<T> reference_mla(const MlaShape& c, const MlaInputs& in) {
-  ref::MlaConfig cfg;
-  cfg.heads = c.h;
-  cfg.head_dim = c.dh;
-  cfg.rope_dim = c.dr;
-  cfg.kv_latent_dim = c.dc;
-  cfg.rope_base = mp(c.base);
-  cfg.rope_layout = c.half_split ? ref::RopeLayout::kHalfSplit : ref::RopeLayout::kInterleaved;
-  const ref::Mat<T> q_c(1, c.h * c.dh, values_as<T>(in.q_c));
-  const ref::Mat<T> q_r(1, c.h * c.dr, values_as<T>(in.q_r));
-  const ref::Mat<T> w_uk(c.dc, c.h * c.dh, values_as<T>(in.w_uk));
-  ref::MlaLatentCache<T> cache;
-  cache.c_kv = ref::Mat<T>(c.t, c.dc, values_as<T>(in.c_kv));
-  cache.k_r = ref::Mat<T>(c.t, c.dr, values_as<T>(in.k_r));
-  return ref::mla_latent_attention<T>(ref::mla_absorbed_query<T>(q_c, w_uk, cfg),
-                                      ref::mla_rope_rows(q_r, c.h, c.t - 1, cfg), cache, cfg,
-                                      ref::mla_scale(cfg))
-      .data;
-}
-
 void check_mla(const MlaShape& c, uint64_t seed) {
-  const std::string what = "MLA h" + std::to_string(c.h) + " t" + std::to_string(c.t) +
-                           (c.half_split ? " half-split" : " interleaved");
+  const std::string what = mla_name(c);
   for (Storage s : kAllStorages) {
-    const MlaInputs in{
-        fast_normal(seed, "q_c", s, {1, c.h * c.dh}), fast_normal(seed, "q_r", s, {1, c.h * c.dr}),
-        fast_normal(seed, "c_kv", s, {c.t, c.dc}), fast_normal(seed, "k_r", s, {c.t, c.dr}),
-        fast_normal(seed, "w_uk", s, {c.dc, c.h * c.dh}, 0,
-                    1 / std::sqrt(static_cast<double>(c.dh)))};
+    const MlaInputs in = mla_inputs(c, s, seed);
     const std::vector<mp> exact = reference_mla<mp>(c, in);
     const std::vector<double> naive = as_doubles(reference_mla<F32>(c, in));
     oracle::GuardedBuffer o(dtype_of(s), {1, c.h * c.dc});
-    MlaDecodeArgs a;
-    a.heads = c.h;
-    a.head_dim = c.dh;
-    a.rope_dim = c.dr;
-    a.latent_dim = c.dc;
-    a.cache_len = c.t;
-    a.rope_base = c.base;
-    a.half_split = c.half_split;
+    const MlaDecodeArgs a = mla_args(c);
     const auto run = [&] {
       o.arm();
       mla_decode(s, in.q_c.bytes().data(), in.q_r.bytes().data(), in.c_kv.bytes().data(),

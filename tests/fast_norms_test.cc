@@ -22,45 +22,33 @@ using ref::mp;
 using Kind = NormKind;
 using Case = NormCase;
 
-template <class T>
-std::vector<T> reference_rows(Kind k, const ref::Tensor& x, const ref::Tensor& g,
-                              const ref::Tensor& b, int64_t rows, int64_t d, float eps) {
-  return norm_reference_rows<T>(k, x, g, b, rows, d, eps);
-}
+using F32 = ref::Sim<ref::Format::f32>;  // the naive run's number type
 
-void run(Kind k, Storage s, const ref::Tensor& x, const ref::Tensor& g, const ref::Tensor& b,
-         const Case& c, oracle::GuardedBuffer& y) {
+void run(Kind k, Storage s, const NormInputs& in, const Case& c, oracle::GuardedBuffer& y) {
   y.arm();
   if (k == Kind::layer) {
-    layernorm(s, x.bytes().data(), g.bytes().data(), b.bytes().data(), y.data(), c.rows, c.d,
-              c.eps);
+    layernorm(s, in.x.bytes().data(), in.gamma.bytes().data(), in.beta.bytes().data(), y.data(),
+              c.rows, c.d, c.eps);
   } else {
-    rmsnorm(s, x.bytes().data(), g.bytes().data(), y.data(), c.rows, c.d, c.eps,
+    rmsnorm(s, in.x.bytes().data(), in.gamma.bytes().data(), y.data(), c.rows, c.d, c.eps,
             k == Kind::gemma);
   }
 }
 
 void check(Kind k, const Case& c, uint64_t seed) {
   for (Storage s : kAllStorages) {
-    const ref::Tensor x = fast_normal(seed, "x", s, {c.rows, c.d}, c.mean, c.stddev);
-    const double gmean = k == Kind::gemma ? 0.0 : 1.0;
-    const ref::Tensor g = fast_normal(seed, "gamma", s, {c.d}, gmean, 0.1);
-    const ref::Tensor b = fast_normal(seed, "beta", s, {c.d}, 0.0, 0.1);
-    const std::vector<mp> exact = reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-    std::vector<double> naive;
-    with_sim(s, [&](auto tag) {
-      using T = decltype(tag);
-      naive = as_doubles(reference_rows<T>(k, x, g, b, c.rows, c.d, c.eps));
-    });
+    const NormInputs in = norm_inputs(k, c, s, seed);
+    const std::vector<mp> exact = norm_reference_rows<mp>(k, in.x, in, c);
+    const std::vector<double> naive = as_doubles(norm_reference_rows<F32>(k, in.x, in, c));
     oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
     for_each_target([&](const std::string& target) {
-      run(k, s, x, g, b, c, y);
+      run(k, s, in, c, y);
       expect_judged(op_name(k), "", exact, y, naive,
                     target + " " + std::string(storage_name(s)) + " d=" + std::to_string(c.d));
     });
     expect_thread_invariant(
         [&] {
-          run(k, s, x, g, b, c, y);
+          run(k, s, in, c, y);
           return bytes_of(y);
         },
         std::string(op_name(k)) + " " + std::string(storage_name(s)));
@@ -86,18 +74,14 @@ TEST(FastNorms, ExtremeMagnitudesAreScaled) {
   for (int shift : {100, -100}) {
     const Case c{2, 64, 0.0, 1.0, 0.0f};
     const Storage s = Storage::f32;
-    const ref::Tensor base = fast_normal(21, "x", s, {c.rows, c.d});
-    ref::Tensor x = base;
-    for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::ldexp(x.get(i), shift));
-    const ref::Tensor g = fast_normal(21, "gamma", s, {c.d}, 1.0, 0.1);
-    const ref::Tensor b = fast_normal(21, "beta", s, {c.d}, 0.0, 0.1);
+    const ScaledNormInputs sc = scaled_norm_inputs(c, shift, 21);
     for (Kind k : {Kind::rms, Kind::layer}) {
-      const std::vector<mp> exact = reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-      const std::vector<double> naive = as_doubles(
-          reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
+      const std::vector<mp> exact = norm_reference_rows<mp>(k, sc.in.x, sc.in, c);
+      const std::vector<double> naive =
+          as_doubles(norm_reference_rows<F32>(k, sc.unscaled, sc.in, c));
       oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
       for_each_target([&](const std::string& target) {
-        run(k, s, x, g, b, c, y);
+        run(k, s, sc.in, c, y);
         expect_judged(op_name(k), "", exact, y, naive, target + " 2^" + std::to_string(shift));
       });
     }

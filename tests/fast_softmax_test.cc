@@ -13,8 +13,7 @@
 
 #include "fast/cross_entropy.h"
 #include "fast/softmax.h"
-#include "reference/softmax.h"
-#include "tests/support/fast_cases.h"
+#include "tests/support/softmax_rows.h"
 
 namespace lmo::fast {
 namespace {
@@ -22,33 +21,14 @@ namespace {
 using namespace lmo::testdata;
 using ref::mp;
 
-// Logits N(0, σ) with optional special values at fixed places.
-ref::Tensor logits(uint64_t seed, Storage s, int64_t rows, int64_t n, double stddev,
-                   const std::vector<oracle::SpecialAt>& specials = {}) {
-  ref::Tensor z = fast_normal(seed, "z", s, {rows, n}, 0.0, stddev);
-  oracle::place_specials(z, specials);
-  return z;
-}
+using F32 = ref::Sim<ref::Format::f32>;  // the naive run's number type
 
 void check_softmax(Storage s, const ref::Tensor& z, int64_t rows, int64_t n) {
   std::vector<mp> ex_p, ex_l;
-  const std::vector<mp> zv = values_as<mp>(z);
-  std::vector<double> nv_p, nv_l;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const mp> row(zv.data() + r * n, static_cast<size_t>(n));
-    const std::vector<mp> p = ref::softmax<mp>(row);
-    ex_p.insert(ex_p.end(), p.begin(), p.end());
-    ex_l.push_back(ref::logsumexp<mp>(row));
-  }
-  with_sim(s, [&](auto tag) {
-    using T = decltype(tag);
-    const std::vector<T> zt = values_as<T>(z);
-    for (int64_t r = 0; r < rows; ++r) {
-      const std::span<const T> row(zt.data() + r * n, static_cast<size_t>(n));
-      for (const T& v : ref::softmax<T>(row)) nv_p.push_back(ref::to_double(v));
-      nv_l.push_back(ref::to_double(ref::logsumexp<T>(row)));
-    }
-  });
+  softmax_rows(z, rows, n, ex_p, ex_l);
+  std::vector<F32> f_p, f_l;
+  softmax_rows(z, rows, n, f_p, f_l);
+  const std::vector<double> nv_p = as_doubles(f_p), nv_l = as_doubles(f_l);
   oracle::GuardedBuffer p(dtype_of(s), {rows, n}), l(ref::DType::f32, {rows});
   const auto run = [&] {
     p.arm();
@@ -74,35 +54,14 @@ void check_softmax(Storage s, const ref::Tensor& z, int64_t rows, int64_t n) {
 
 void check_ce(Storage s, const ref::Tensor& z, int64_t rows, int64_t n, float lambda, float cap,
               uint64_t seed) {
-  const ref::Tensor tt = oracle::uniform_int(seed, "target", ref::DType::i64, {rows}, 0, n);
+  const ref::Tensor tt = targets(seed, rows, n);
   const std::span<const int64_t> target = tt.as<int64_t>();
   std::vector<mp> ex_loss, ex_logz, ex_grad;
-  const std::vector<mp> zv = values_as<mp>(z);
-  const std::optional<mp> mcap = cap > 0 ? std::optional<mp>(mp(cap)) : std::nullopt;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const mp> row(zv.data() + r * n, static_cast<size_t>(n));
-    const ref::LossRow<mp> lr = ref::softmax_cross_entropy<mp>(
-        row, target[static_cast<size_t>(r)], mp(static_cast<double>(lambda)), mcap);
-    ex_loss.push_back(lr.loss);
-    ex_logz.push_back(lr.log_z);
-    ex_grad.insert(ex_grad.end(), lr.dlogits.begin(), lr.dlogits.end());
-  }
-  std::vector<double> nv_loss, nv_logz, nv_grad;
-  with_sim(s, [&](auto tag) {
-    using T = decltype(tag);
-    const std::vector<T> zt = values_as<T>(z);
-    const std::optional<T> tcap =
-        cap > 0 ? std::optional<T>(ref::from_mp<T>(mp(cap))) : std::nullopt;
-    for (int64_t r = 0; r < rows; ++r) {
-      const std::span<const T> row(zt.data() + r * n, static_cast<size_t>(n));
-      const ref::LossRow<T> lr = ref::softmax_cross_entropy<T>(
-          row, target[static_cast<size_t>(r)], ref::from_mp<T>(mp(static_cast<double>(lambda))),
-          tcap);
-      nv_loss.push_back(ref::to_double(lr.loss));
-      nv_logz.push_back(ref::to_double(lr.log_z));
-      for (const T& g : lr.dlogits) nv_grad.push_back(ref::to_double(g));
-    }
-  });
+  loss_rows(z, target, rows, n, lambda, cap, ex_loss, ex_logz, ex_grad);
+  std::vector<F32> f_loss, f_logz, f_grad;
+  loss_rows(z, target, rows, n, lambda, cap, f_loss, f_logz, f_grad);
+  const std::vector<double> nv_loss = as_doubles(f_loss), nv_logz = as_doubles(f_logz),
+                            nv_grad = as_doubles(f_grad);
   oracle::GuardedBuffer loss(ref::DType::f32, {rows}), logz(ref::DType::f32, {rows}),
       grad(dtype_of(s), {rows, n});
   const auto run = [&] {
@@ -110,13 +69,12 @@ void check_ce(Storage s, const ref::Tensor& z, int64_t rows, int64_t n, float la
     logz.arm();
     grad.arm();
     cross_entropy(s, z.bytes().data(), target.data(), rows, n, lambda, cap,
-                  static_cast<float*>(loss.data()), static_cast<float*>(logz.data()),
-                  grad.data());
+                  static_cast<float*>(loss.data()), static_cast<float*>(logz.data()), grad.data());
   };
   for_each_target([&](const std::string& target_name) {
     run();
-    const std::string where = target_name + " " + std::string(storage_name(s)) + " λ=" +
-                              std::to_string(lambda) + " cap=" + std::to_string(cap);
+    const std::string where = target_name + " " + std::string(storage_name(s)) +
+                              " λ=" + std::to_string(lambda) + " cap=" + std::to_string(cap);
     expect_judged("cross_entropy", "loss", ex_loss, loss, nv_loss, where);
     expect_judged("cross_entropy", "logz", ex_logz, logz, nv_logz, where);
     expect_judged("cross_entropy", "grad", ex_grad, grad, nv_grad, where);
@@ -141,10 +99,7 @@ TEST(FastSoftmax, OddWidthsAndMaskedLogits) {
     check_softmax(s, logits(42, s, 3, 37, 2.0), 3, 37);
     check_softmax(s, logits(43, s, 1, 1, 2.0), 1, 1);
     // Masked logits (−inf) in a row, a row with +inf, a row with NaN.
-    const std::vector<oracle::SpecialAt> sp = {{1, oracle::Special::neg_inf},
-                                               {7, oracle::Special::neg_inf},
-                                               {50 + 3, oracle::Special::pos_inf},
-                                               {100 + 9, oracle::Special::nan}};
+    const std::vector<oracle::SpecialAt> sp = softmax_specials();
     check_softmax(s, logits(44, s, 3, 50, 2.0, sp), 3, 50);
   }
 }
@@ -159,10 +114,7 @@ TEST(FastCrossEntropy, Vocab32000WithZLossAndSoftcap) {
 
 TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   for (Storage s : kAllStorages) {
-    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_inf},
-                                               {40 + 5, oracle::Special::pos_inf},
-                                               {80 + 1, oracle::Special::nan},
-                                               {120 + 0, oracle::Special::max_finite}};
+    const std::vector<oracle::SpecialAt> sp = cross_entropy_specials();
     const ref::Tensor z = logits(47, s, 4, 40, 3.0, sp);
     check_ce(s, z, 4, 40, 1e-3f, 0.0f, 47);
     check_ce(s, z, 4, 40, 1e-3f, 50.0f, 48);

@@ -244,7 +244,9 @@ TEST(MatchesReference, GradesOutputsInMemoryOnVerifysInputs) {
     out.emplace("y", rounded_output(op->outputs()[0], exact[0], f));
     EXPECT_MATCHES_REFERENCE(c, out);
     // The f32 inputs are generated in f32, not converted from the golden file's bf16 ones.
-    if (f == ref::Format::f32) EXPECT_NE(in.at("x"), golden_content(c).tensors.at("in.x"));
+    if (f == ref::Format::f32) {
+      EXPECT_NE(in.at("x"), golden_content(c).tensors.at("in.x"));
+    }
     // Every element scaled by 1 + 2^-8: about 4 ulps in f16, 2^15 in f32, beyond the bound.
     ref::Tensor& y = out.at("y");
     for (int64_t i = 0; i < y.numel(); ++i) y.set(i, y.get(i) * (1 + 1.0 / 256));

@@ -9,11 +9,7 @@
 #include <stdexcept>
 
 #include "gpu/api.h"
-#include "oracle/ops/activations.h"
-#include "reference/activations.h"
-#include "reference/softmax.h"
 #include "tests/support/elementwise_inputs.h"
-#include "tests/support/fast_cases.h"
 #include "tests/support/gpu_cases.h"
 
 namespace lmo::gpu {
@@ -35,12 +31,7 @@ TEST(GpuActivations, EveryActivationAndStorage) {
   for (Activation a : kAll) {
     for (Storage s : fast::kAllStorages) {
       const ref::Tensor x = elementwise_inputs(31, "x", s);
-      std::vector<mp> exact;
-      std::vector<double> kappa;
-      for (const mp& v : values_as<mp>(x)) {
-        exact.push_back(ref::activate(ref_kind(a), v));
-        kappa.push_back(oracle::activation_condition(ref_kind(a), v));
-      }
+      const ExactElementwise e = exact_activation(ref_kind(a), x);
       oracle::GuardedBuffer y(dtype_of(s), {x.numel()});
       const auto run = [&] {
         y.arm();
@@ -49,7 +40,7 @@ TEST(GpuActivations, EveryActivationAndStorage) {
       };
       run();
       const std::string where = "gpu " + std::string(fast::storage_name(s));
-      expect_judged(op_name(a), "", exact, y, {}, where, kappa);
+      expect_judged(op_name(a), "", e.exact, y, {}, where, e.kappa);
       expect_deterministic(run, std::string(op_name(a)) + " " + where);
     }
   }
@@ -60,14 +51,8 @@ TEST(GpuGlu, EveryGateAndStorage) {
   for (Activation a : kAll) {
     for (Storage s : fast::kAllStorages) {
       const ref::Tensor g = elementwise_inputs(32, "gate", s);
-      const ref::Tensor u = fast_normal(32, "up", s, {g.numel()}, 0.0, 1.0);
-      const std::vector<mp> gv = values_as<mp>(g), uv = values_as<mp>(u);
-      std::vector<mp> exact(gv.size());
-      std::vector<double> kappa(gv.size());
-      for (size_t i = 0; i < gv.size(); ++i) {
-        exact[i] = ref::activate(ref_kind(a), gv[i]) * uv[i];
-        kappa[i] = oracle::activation_condition(ref_kind(a), gv[i]);
-      }
+      const ref::Tensor u = glu_up(32, s, g.numel());
+      const ExactElementwise e = exact_glu_gate(ref_kind(a), g, u);
       oracle::GuardedBuffer h(dtype_of(s), {g.numel()});
       const auto run = [&] {
         h.arm();
@@ -76,7 +61,7 @@ TEST(GpuGlu, EveryGateAndStorage) {
       };
       run();
       const std::string where = "gpu " + std::string(fast::storage_name(s));
-      expect_judged(gate_name(a), "", exact, h, {}, where, kappa);
+      expect_judged(gate_name(a), "", e.exact, h, {}, where, e.kappa);
       expect_deterministic(run, std::string(gate_name(a)) + " " + where);
     }
   }
@@ -87,8 +72,7 @@ TEST(GpuSoftcap, EveryCapAndStorage) {
   for (float cap : {30.0f, 50.0f, 1.0f}) {
     for (Storage s : fast::kAllStorages) {
       const ref::Tensor z = elementwise_inputs(33, "z", s);
-      std::vector<mp> exact;
-      for (const mp& v : values_as<mp>(z)) exact.push_back(ref::softcap(v, mp(cap)));
+      const std::vector<mp> exact = exact_softcap(z, cap);
       oracle::GuardedBuffer y(dtype_of(s), {z.numel()});
       const auto run = [&] {
         y.arm();

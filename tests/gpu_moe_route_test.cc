@@ -104,14 +104,7 @@ void check_route(Storage s, const Routed& r, const std::string& what,
   const oracle::Outputs<double> naive = op.simulated(ref::Format::f32, r.in);
   const HostRouted got = route_on_host(r, s);
   const std::string where = "host " + std::string(fast::storage_name(s)) + " " + what;
-  const oracle::Verdict v =
-      oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
-                         exact[1].indices, got.experts);
-  EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
-  if (exact_selection) {
-    EXPECT_EQ(indices_of(got.experts), exact[1].indices) << where;
-  }
-  expect_judged("moe_router", "gates", exact[0].values, got.gates, naive[0].values, where);
+  expect_router_outputs(p, exact, naive, got.gates, got.experts, exact_selection, where);
   expect_affinities(r, got.affinities, where);
 }
 
@@ -123,46 +116,22 @@ TEST(GpuMoeRoute, DeepSeekRoutings) {
 }
 
 TEST(GpuMoeRoute, FlatRoutings) {
-  using ref::RouterScore;
   for (Storage s : fast::kAllStorages) {
-    check_route(s, draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 503),
-                "switch");
-    check_route(s, draw_router(flat_router(64, 8, 2, RouterScore::kSoftmax, true), s, 504),
-                "mixtral");
-    check_route(s, draw_router(flat_router(40, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
-                "sigmoid with bias, odd N");
-    check_route(s, draw_router(flat_router(9, 6, 6, RouterScore::kSigmoid, true), s, 506), "K = N");
-    check_route(s, draw_router(flat_router(3, 1, 1, RouterScore::kSoftmax, true), s, 507), "N = 1");
+    for (const NamedRouting& c : flat_routings(s, 40)) check_route(s, c.r, c.what);
   }
 }
 
 TEST(GpuMoeRoute, GroupShapes) {
   for (Storage s : fast::kAllStorages) {
-    RouterParams p = deepseek_v3(24);
-    p.experts = 24;
-    p.n_group = 24;  // one expert per group, scored by its best
-    p.topk_group = 5;
-    p.top_k = 3;
-    p.group_score = ref::GroupScore::kMax;
-    check_route(s, draw_router(p, s, 508), "one expert per group");
-    p = deepseek_v3(24);
-    p.topk_group = 8;  // every group kept: the flat top-k
-    check_route(s, draw_router(p, s, 509), "all groups kept");
-    p = deepseek_v3(24);
-    p.top_k = 128;  // every expert of the 4 kept groups
-    check_route(s, draw_router(p, s, 510), "K = the kept groups' experts");
+    for (const NamedRouting& c : group_routings(s, true)) check_route(s, c.r, c.what);
   }
 }
 
 TEST(GpuMoeRoute, ExactTiesFollowTheReferenceRule) {
   for (Storage s : fast::kAllStorages) {
-    check_route(s, tied_router(deepseek_v3(48), s, 511), "ties, deepseek-v3", true);
-    RouterParams p = deepseek_v3(48);
-    p.bias = false;
-    check_route(s, tied_router(p, s, 512), "ties, groups without bias", true);
-    check_route(s, tied_router(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
-    check_route(s, tied_router(flat_router(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514),
-                "ties, flat", true);
+    for (const NamedRouting& c : tied_routings(s, true)) {
+      check_route(s, c.r, c.what, c.exact_selection);
+    }
   }
 }
 

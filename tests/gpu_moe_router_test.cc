@@ -57,14 +57,7 @@ void check_router(Storage s, const Routed& r, const std::string& what,
   };
   run();
   const std::string where = where_of(s, what);
-  const oracle::Verdict v =
-      oracle::judge_topk(oracle::policy_for("moe_router", "experts"), exact[1].values, p.experts,
-                         exact[1].indices, experts);
-  EXPECT_TRUE(v.pass) << where << " experts: " << v.detail;
-  if (exact_selection) {
-    EXPECT_EQ(indices_of(experts), exact[1].indices) << where;
-  }
-  expect_judged("moe_router", "gates", exact[0].values, gates, naive[0].values, where);
+  expect_router_outputs(p, exact, naive, gates, experts, exact_selection, where);
   expect_deterministic(run, "moe_router " + where);
 }
 
@@ -97,41 +90,21 @@ TEST(GpuMoeRouter, DeepSeekRoutings) {
   }
 }
 
+// The sigmoid router over more tokens than one block's threads, with an odd N.
 TEST(GpuMoeRouter, FlatRoutingsAndGroupShapes) {
   LMO_REQUIRE_GPU();
-  using ref::RouterScore;
   for (Storage s : fast::kAllStorages) {
-    check_router(s, draw_router(flat_router(64, 128, 1, RouterScore::kSoftmax, false), s, 503),
-                 "switch");
-    check_router(s, draw_router(flat_router(64, 8, 2, RouterScore::kSoftmax, true), s, 504),
-                 "mixtral");
-    // More tokens than one block's threads, an odd N.
-    check_router(s, draw_router(flat_router(300, 37, 5, RouterScore::kSigmoid, true, true), s, 505),
-                 "sigmoid with bias, odd N");
-    check_router(s, draw_router(flat_router(9, 6, 6, RouterScore::kSigmoid, true), s, 506),
-                 "K = N");
-    check_router(s, draw_router(flat_router(3, 1, 1, RouterScore::kSoftmax, true), s, 507),
-                 "N = 1");
-    RouterParams p = deepseek_v3(24);
-    p.experts = 24;
-    p.n_group = 24;  // one expert per group, scored by its best
-    p.topk_group = 5;
-    p.top_k = 3;
-    p.group_score = ref::GroupScore::kMax;
-    check_router(s, draw_router(p, s, 508), "one expert per group");
-    p = deepseek_v3(24);
-    p.top_k = 128;  // every expert of the 4 kept groups
-    check_router(s, draw_router(p, s, 510), "K = the kept groups' experts");
+    for (const NamedRouting& c : flat_routings(s, 300)) check_router(s, c.r, c.what);
+    for (const NamedRouting& c : group_routings(s, false)) check_router(s, c.r, c.what);
   }
 }
 
 TEST(GpuMoeRouter, ExactTiesAndSpecialsFollowTheReference) {
   LMO_REQUIRE_GPU();
   for (Storage s : fast::kAllStorages) {
-    check_router(s, tied_router(deepseek_v3(48), s, 511), "ties, deepseek-v3", true);
-    check_router(s, tied_router(deepseek_v2(48), s, 513), "ties, deepseek-v2", true);
-    check_router(s, tied_router(flat_router(48, 16, 4, ref::RouterScore::kSigmoid, true), s, 514),
-                 "ties, flat", true);
+    for (const NamedRouting& c : tied_routings(s, false)) {
+      check_router(s, c.r, c.what, c.exact_selection);
+    }
     for (const auto& [what, r] : special_routers(s)) check_router(s, r, what, true);
   }
 }
@@ -139,45 +112,32 @@ TEST(GpuMoeRouter, ExactTiesAndSpecialsFollowTheReference) {
 TEST(GpuMoeBalance, LoadBalanceLoss) {
   LMO_REQUIRE_GPU();
   for (Storage s : fast::kAllStorages) {
-    check_balance(s, draw_router(deepseek_v3(64), s, 521), "deepseek-v3 sequence");
-    check_balance(s, draw_router(deepseek_v2(40), s, 522), "deepseek-v2");
-    check_balance(s,
-                  draw_router(flat_router(64, 128, 1, ref::RouterScore::kSoftmax, false), s, 523),
-                  "switch");
     // More experts than one block's chunk of 32, more tokens than its 8 slices.
-    check_balance(
-        s, draw_router(flat_router(333, 70, 3, ref::RouterScore::kSigmoid, true, true), s, 524),
-        "sigmoid, 70 experts");
+    for (const NamedRouting& c : balance_routings(s, 333, 70, "sigmoid, 70 experts")) {
+      check_balance(s, c.r, c.what);
+    }
   }
 }
 
 // C25: perfectly balanced routing with uniform affinities gives L = α exactly.
 TEST(GpuMoeBalance, BalancedUniformRoutingGivesAlpha) {
   LMO_REQUIRE_GPU();
-  const int64_t tokens = 8, n = 8, k = 2;
-  std::vector<int64_t> experts;
-  for (int64_t t = 0; t < tokens; ++t) {
-    experts.push_back((2 * t) % n);
-    experts.push_back((2 * t + 1) % n);
-  }
-  const std::vector<float> aff(static_cast<size_t>(tokens * n), 0.25f);
-  std::vector<int64_t> counts(static_cast<size_t>(n));
-  std::vector<float> p(static_cast<size_t>(n));
-  expert_balance(tokens, n, k, experts.data(), aff.data(), true, counts.data(), p.data());
-  for (int64_t i = 0; i < n; ++i) {
+  const BalancedRouting b = balanced_routing();
+  std::vector<int64_t> counts(static_cast<size_t>(b.n));
+  std::vector<float> p(static_cast<size_t>(b.n));
+  expert_balance(b.tokens, b.n, b.k, b.experts.data(), b.affinities.data(), true, counts.data(),
+                 p.data());
+  for (int64_t i = 0; i < b.n; ++i) {
     EXPECT_EQ(counts[static_cast<size_t>(i)], 2);
     EXPECT_EQ(p[static_cast<size_t>(i)], 0.125f);
   }
-  EXPECT_EQ(load_balance_loss(counts.data(), p.data(), tokens, n, k, 0.375f), 0.375f);
+  EXPECT_EQ(load_balance_loss(counts.data(), p.data(), b.tokens, b.n, b.k, 0.375f), 0.375f);
 }
 
 void check_aux_free(Storage s, int64_t n, int64_t max_load, double gamma, uint64_t seed) {
-  const oracle::AuxFreeParams p{.experts = n, .gamma = gamma, .max_load = max_load};
-  oracle::InputSet in;
-  in.add("bias", fast_normal(seed, "bias", s, {n}, 0.0, p.bias_std));
-  in.add("load", oracle::uniform_int(seed, "load", ref::DType::i64, {n}, 0, max_load));
-  const oracle::AuxFreeUpdateOp op(p);
-  const oracle::Outputs<mp> exact = op.exact(in);
+  const AuxFreeCase ac = aux_free_case(s, n, max_load, gamma, seed);
+  const oracle::InputSet& in = ac.in;
+  const oracle::Outputs<mp> exact = oracle::AuxFreeUpdateOp(ac.p).exact(in);
   oracle::GuardedBuffer out(dtype_of(s), {n});
   const auto run = [&] {
     out.arm();
@@ -217,67 +177,7 @@ TEST(GpuMoeAuxFree, BalancedLoadsLeaveTheBiasAsItIs) {
 }
 
 // Every check throws before any CUDA call, so these run without a device.
-TEST(GpuMoeRouter, Validation) {
-  const gpu::Storage f32 = gpu::Storage::f32;
-  float z[8] = {0, 1, 2, 3, 4, 5, 6, 7}, g[8];
-  int64_t e[8] = {};
-  RouterConfig c;
-  c.experts = 8;
-  c.top_k = 2;
-  EXPECT_NO_THROW(moe_router(f32, nullptr, nullptr, 0, c, nullptr, nullptr));
-  EXPECT_THROW(moe_router(f32, z, nullptr, -1, c, e, g), std::invalid_argument);
-  EXPECT_THROW(moe_router(f32, nullptr, nullptr, 1, c, e, g), std::invalid_argument);
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, c, nullptr, g), std::invalid_argument);
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, c, e, nullptr), std::invalid_argument);
-  EXPECT_THROW(moe_router(static_cast<gpu::Storage>(9), z, nullptr, 1, c, e, g),
-               std::invalid_argument);
-  RouterConfig bad = c;
-  bad.top_k = 9;
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.n_group = 3;
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.n_group = 4;
-  bad.topk_group = 5;
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.n_group = 8;  // groups of one expert cannot take a top-2 sum
-  bad.topk_group = 2;
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.n_group = 4;
-  bad.topk_group = 1;
-  bad.top_k = 3;  // more than the 2 experts of the one kept group
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.routed_scale = INFINITY;
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-  bad = c;
-  bad.score = static_cast<RouterScore>(5);
-  EXPECT_THROW(moe_router(f32, z, nullptr, 1, bad, e, g), std::invalid_argument);
-
-  const int64_t sel[4] = {0, 1, 2, 2};  // token 1 repeats expert 2
-  const float aff[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-  int64_t counts[4];
-  float p[4];
-  EXPECT_THROW(expert_balance(2, 4, 2, sel, aff, true, counts, p), std::invalid_argument);
-  const int64_t out_of_range[2] = {0, 4};
-  EXPECT_THROW(expert_balance(1, 4, 2, out_of_range, aff, true, counts, p), std::invalid_argument);
-  EXPECT_THROW(expert_balance(0, 4, 2, sel, aff, true, counts, p), std::invalid_argument);
-  EXPECT_THROW(expert_balance(1, 4, 5, sel, aff, true, counts, p), std::invalid_argument);
-  EXPECT_THROW(expert_balance(1, 4, 2, sel, nullptr, true, counts, p), std::invalid_argument);
-  EXPECT_THROW(load_balance_loss(counts, p, 1, 4, 2, NAN), std::invalid_argument);
-  EXPECT_THROW(load_balance_loss(nullptr, p, 1, 4, 2, 1), std::invalid_argument);
-  EXPECT_THROW(load_balance_loss(counts, p, 0, 4, 2, 1), std::invalid_argument);
-  const int64_t loads[2] = {1, -1};
-  EXPECT_THROW(aux_free_update(f32, z, loads, 2, 0.001f, g), std::invalid_argument);
-  const int64_t huge[2] = {int64_t{1} << 61, int64_t{1} << 61};
-  EXPECT_THROW(aux_free_update(f32, z, huge, 2, 0.001f, g), std::invalid_argument);
-  EXPECT_THROW(aux_free_update(f32, z, e, 2, NAN, g), std::invalid_argument);
-  EXPECT_THROW(aux_free_update(f32, z, e, 0, 0.001f, g), std::invalid_argument);
-  EXPECT_THROW(aux_free_update(f32, z, e, 2, 0.001f, nullptr), std::invalid_argument);
-}
+TEST(GpuMoeRouter, Validation) { expect_moe_argument_checks<oracle::GpuMoe>(); }
 
 }  // namespace
 }  // namespace lmo::gpu

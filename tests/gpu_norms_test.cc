@@ -21,35 +21,32 @@ using namespace lmo::testdata;
 using fast::Storage;
 using ref::mp;
 
-void run(NormKind k, Storage s, const ref::Tensor& x, const ref::Tensor& g, const ref::Tensor& b,
-         const NormCase& c, oracle::GuardedBuffer& y) {
+using F32 = ref::Sim<ref::Format::f32>;  // the naive run's number type
+
+void run(NormKind k, Storage s, const NormInputs& in, const NormCase& c, oracle::GuardedBuffer& y) {
   y.arm();
   if (k == NormKind::layer) {
-    layernorm(gpu_storage(s), x.bytes().data(), g.bytes().data(), b.bytes().data(), y.data(),
-              c.rows, c.d, c.eps);
+    layernorm(gpu_storage(s), in.x.bytes().data(), in.gamma.bytes().data(), in.beta.bytes().data(),
+              y.data(), c.rows, c.d, c.eps);
   } else {
-    rmsnorm(gpu_storage(s), x.bytes().data(), g.bytes().data(), y.data(), c.rows, c.d, c.eps,
-            k == NormKind::gemma);
+    rmsnorm(gpu_storage(s), in.x.bytes().data(), in.gamma.bytes().data(), y.data(), c.rows, c.d,
+            c.eps, k == NormKind::gemma);
   }
 }
 
 void check(NormKind k, const NormCase& c, uint64_t seed) {
   for (Storage s : fast::kAllStorages) {
-    const ref::Tensor x = fast_normal(seed, "x", s, {c.rows, c.d}, c.mean, c.stddev);
-    const ref::Tensor g =
-        fast_normal(seed, "gamma", s, {c.d}, k == NormKind::gemma ? 0.0 : 1.0, 0.1);
-    const ref::Tensor b = fast_normal(seed, "beta", s, {c.d}, 0.0, 0.1);
-    const std::vector<mp> exact = norm_reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-    const std::vector<double> naive =
-        as_doubles(norm_reference_rows<ref::Sim<ref::Format::f32>>(k, x, g, b, c.rows, c.d, c.eps));
+    const NormInputs in = norm_inputs(k, c, s, seed);
+    const std::vector<mp> exact = norm_reference_rows<mp>(k, in.x, in, c);
+    const std::vector<double> naive = as_doubles(norm_reference_rows<F32>(k, in.x, in, c));
     oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
     const std::string where = std::string(fast::storage_name(s)) +
                               " rows=" + std::to_string(c.rows) + " d=" + std::to_string(c.d);
-    run(k, s, x, g, b, c, y);
+    run(k, s, in, c, y);
     expect_judged(op_name(k), "", exact, y, naive, "gpu " + where);
     expect_deterministic(
         [&] {
-          run(k, s, x, g, b, c, y);
+          run(k, s, in, c, y);
           return bytes_of(y);
         },
         std::string(op_name(k)) + " " + where);
@@ -91,17 +88,13 @@ TEST(GpuNorms, ExtremeMagnitudes) {
   for (int shift : {100, -100}) {
     const NormCase c{2, 64, 0.0, 1.0, 0.0f};
     const Storage s = Storage::f32;
-    const ref::Tensor base = fast_normal(21, "x", s, {c.rows, c.d});
-    ref::Tensor x = base;
-    for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::ldexp(x.get(i), shift));
-    const ref::Tensor g = fast_normal(21, "gamma", s, {c.d}, 1.0, 0.1);
-    const ref::Tensor b = fast_normal(21, "beta", s, {c.d}, 0.0, 0.1);
+    const ScaledNormInputs sc = scaled_norm_inputs(c, shift, 21);
     for (NormKind k : {NormKind::rms, NormKind::layer}) {
-      const std::vector<mp> exact = norm_reference_rows<mp>(k, x, g, b, c.rows, c.d, c.eps);
-      const std::vector<double> naive = as_doubles(
-          norm_reference_rows<ref::Sim<ref::Format::f32>>(k, base, g, b, c.rows, c.d, c.eps));
+      const std::vector<mp> exact = norm_reference_rows<mp>(k, sc.in.x, sc.in, c);
+      const std::vector<double> naive =
+          as_doubles(norm_reference_rows<F32>(k, sc.unscaled, sc.in, c));
       oracle::GuardedBuffer y(dtype_of(s), {c.rows, c.d});
-      run(k, s, x, g, b, c, y);
+      run(k, s, sc.in, c, y);
       expect_judged(op_name(k), "", exact, y, naive, "gpu 2^" + std::to_string(shift));
     }
   }

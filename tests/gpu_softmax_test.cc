@@ -11,9 +11,8 @@
 #include <stdexcept>
 
 #include "gpu/api.h"
-#include "reference/softmax.h"
-#include "tests/support/fast_cases.h"
 #include "tests/support/gpu_cases.h"
+#include "tests/support/softmax_rows.h"
 
 namespace lmo::gpu {
 namespace {
@@ -22,26 +21,6 @@ using namespace lmo::testdata;
 using fast::Storage;
 using ref::mp;
 using F32 = ref::Sim<ref::Format::f32>;
-
-ref::Tensor logits(uint64_t seed, Storage s, int64_t rows, int64_t n, double stddev,
-                   const std::vector<oracle::SpecialAt>& specials = {}) {
-  ref::Tensor z = fast_normal(seed, "z", s, {rows, n}, 0.0, stddev);
-  oracle::place_specials(z, specials);
-  return z;
-}
-
-// Softmax and log Z of every row, in T.
-template <class T>
-void softmax_rows(const ref::Tensor& z, int64_t rows, int64_t n, std::vector<T>& p,
-                  std::vector<T>& lse) {
-  const std::vector<T> zv = values_as<T>(z);
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const T> row(zv.data() + r * n, static_cast<size_t>(n));
-    const std::vector<T> pr = ref::softmax<T>(row);
-    p.insert(p.end(), pr.begin(), pr.end());
-    lse.push_back(ref::logsumexp<T>(row));
-  }
-}
 
 void check_softmax(Storage s, const ref::Tensor& z, int64_t rows, int64_t n) {
   std::vector<mp> ex_p, ex_l;
@@ -65,27 +44,9 @@ void check_softmax(Storage s, const ref::Tensor& z, int64_t rows, int64_t n) {
   expect_deterministic(run, "softmax " + where);
 }
 
-// The fused loss rows in T: loss, log Z and the gradient of every row.
-template <class T>
-void loss_rows(const ref::Tensor& z, std::span<const int64_t> target, int64_t rows, int64_t n,
-               float lambda, float cap, std::vector<T>& loss, std::vector<T>& logz,
-               std::vector<T>& grad) {
-  const std::vector<T> zv = values_as<T>(z);
-  const std::optional<T> tcap = cap > 0 ? std::optional<T>(ref::from_mp<T>(mp(cap))) : std::nullopt;
-  const T tl = ref::from_mp<T>(mp(static_cast<double>(lambda)));
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const T> row(zv.data() + r * n, static_cast<size_t>(n));
-    const ref::LossRow<T> lr =
-        ref::softmax_cross_entropy<T>(row, target[static_cast<size_t>(r)], tl, tcap);
-    loss.push_back(lr.loss);
-    logz.push_back(lr.log_z);
-    grad.insert(grad.end(), lr.dlogits.begin(), lr.dlogits.end());
-  }
-}
-
 void check_ce(Storage s, const ref::Tensor& z, int64_t rows, int64_t n, float lambda, float cap,
               uint64_t seed) {
-  const ref::Tensor tt = oracle::uniform_int(seed, "target", ref::DType::i64, {rows}, 0, n);
+  const ref::Tensor tt = targets(seed, rows, n);
   const std::span<const int64_t> target = tt.as<int64_t>();
   std::vector<mp> ex_loss, ex_logz, ex_grad;
   loss_rows(z, target, rows, n, lambda, cap, ex_loss, ex_logz, ex_grad);
@@ -126,10 +87,7 @@ TEST(GpuSoftmax, WidthsAndMaskedLogits) {
     check_softmax(s, logits(43, s, 1, 1, 2.0), 1, 1);
     check_softmax(s, logits(44, s, 2, 257, 2.0), 2, 257);
     // Masked logits (−inf) in a row, a row with +inf, a row with NaN.
-    const std::vector<oracle::SpecialAt> sp = {{1, oracle::Special::neg_inf},
-                                               {7, oracle::Special::neg_inf},
-                                               {50 + 3, oracle::Special::pos_inf},
-                                               {100 + 9, oracle::Special::nan}};
+    const std::vector<oracle::SpecialAt> sp = softmax_specials();
     check_softmax(s, logits(45, s, 3, 50, 2.0, sp), 3, 50);
   }
 }
@@ -146,10 +104,7 @@ TEST(GpuCrossEntropy, Vocab32000WithZLossAndSoftcap) {
 TEST(GpuCrossEntropy, SmallRowsAndSpecialLogits) {
   LMO_REQUIRE_GPU();
   for (Storage s : fast::kAllStorages) {
-    const std::vector<oracle::SpecialAt> sp = {{2, oracle::Special::neg_inf},
-                                               {40 + 5, oracle::Special::pos_inf},
-                                               {80 + 1, oracle::Special::nan},
-                                               {120 + 0, oracle::Special::max_finite}};
+    const std::vector<oracle::SpecialAt> sp = cross_entropy_specials();
     const ref::Tensor z = logits(48, s, 4, 40, 3.0, sp);
     check_ce(s, z, 4, 40, 1e-3f, 0.0f, 48);
     check_ce(s, z, 4, 40, 1e-3f, 50.0f, 49);

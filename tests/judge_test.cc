@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "oracle/policy_table.h"
@@ -44,6 +45,15 @@ void write_rounded(GuardedBuffer& buf, const std::vector<mp>& exact, int64_t cou
   }
 }
 
+// Options that give the naive-relative policy its naive values, every other field at its
+// default (a designated initializer would leave the others unnamed, which GCC 12's
+// -Wmissing-field-initializers reports).
+JudgeOptions with_naive(std::span<const double> naive) {
+  JudgeOptions o;
+  o.naive = naive;
+  return o;
+}
+
 const Policy kExact = ulp_policy(0, 0);
 const Policy kHuge = ulp_policy(int64_t{1} << 60, int64_t{1} << 60);  // any finite value passes
 
@@ -68,7 +78,7 @@ TEST(JudgeOrder, NanParityFailsEvenWhereThePolicyWouldPass) {
   ref::Tensor one(DType::bf16, {1});
   one.set(0, 1.0);
   const std::vector<double> naive = {1e30};
-  v = judge(naive_policy(), std::vector<mp>{kNaN}, one, {.naive = naive});
+  v = judge(naive_policy(), std::vector<mp>{kNaN}, one, with_naive(naive));
   EXPECT_EQ(v.reason, FailReason::kNanParity);
   // Both NaN: passes without a policy check.
   got.set_bits(1, 0xFFC00001);  // any NaN
@@ -104,7 +114,9 @@ TEST(JudgeOrder, E4m3HasNoInfinityAnExactInfinityIsANanReference) {
   EXPECT_EQ(v.reason, FailReason::kNanParity);
   EXPECT_EQ(v.count(FailReason::kNanParity), 2);
   // A kernel that declares satfinite stores is judged against the saturated reference.
-  EXPECT_TRUE(judge(kExact, exact, got, {.naive = {}, .overflow = ref::Overflow::kSaturate}).pass);
+  JudgeOptions saturate;
+  saturate.overflow = ref::Overflow::kSaturate;
+  EXPECT_TRUE(judge(kExact, exact, got, saturate).pass);
   got.set_bits(0, 0x7F);  // NaN
   got.set_bits(1, 0x7F);
   EXPECT_TRUE(judge(kExact, exact, got).pass);
@@ -298,9 +310,9 @@ TEST(CorrectlyRounded, NeverFlaggedInAnyFormat) {
     for (size_t i = 0; i < exact.size(); ++i) {
       naive[i] = ref::decode<double>(f, got.bits(static_cast<int64_t>(i)));
     }
-    v = judge(naive_policy(), exact, got, {.naive = naive});
+    v = judge(naive_policy(), exact, got, with_naive(naive));
     EXPECT_TRUE(v.pass) << v.detail;
-    v = judge(naive_policy(0, 0.5), exact, got, {.naive = naive});
+    v = judge(naive_policy(0, 0.5), exact, got, with_naive(naive));
     EXPECT_TRUE(v.pass) << v.detail;
   }
 }
@@ -416,10 +428,10 @@ TEST(NaivePolicy, ScaleErrorOfOnePercentCaughtInF32) {
   const std::vector<mp> exact = exact_softmax(z);
   const std::vector<double> naive = naive_softmax<float>(z);
   const Policy p = policy_for("softmax");
-  Verdict v = judge(p, exact, rounded(DType::f32, exact), {.naive = naive});
+  Verdict v = judge(p, exact, rounded(DType::f32, exact), with_naive(naive));
   EXPECT_TRUE(v.pass) << v.detail;
   EXPECT_LT(v.naive_bound, 1e-7);
-  v = judge(p, exact, scaled(DType::f32, exact, mp("1.01")), {.naive = naive});
+  v = judge(p, exact, scaled(DType::f32, exact, mp("1.01")), with_naive(naive));
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(v.reason, FailReason::kPolicy);
   EXPECT_GT(v.failed, 32);  // every element above ~2e-5 fails
@@ -442,8 +454,8 @@ TEST(NaivePolicy, ScaleErrorOfOnePercentCaughtInBf16WhenTheNaiveErrorIsSmall) {
   ASSERT_GT(largest / 100 - ulp_at(Format::bf16, largest) / 2, bound)
       << "naive max error " << static_cast<double>(naive_max);
   const Policy p = policy_for("softmax");
-  EXPECT_TRUE(judge(p, exact, rounded(DType::bf16, exact), {.naive = naive}).pass);
-  const Verdict v = judge(p, exact, scaled(DType::bf16, exact, mp("1.01")), {.naive = naive});
+  EXPECT_TRUE(judge(p, exact, rounded(DType::bf16, exact), with_naive(naive)).pass);
+  const Verdict v = judge(p, exact, scaled(DType::bf16, exact, mp("1.01")), with_naive(naive));
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(v.reason, FailReason::kPolicy);
   EXPECT_EQ(v.first_index, 0);
@@ -458,8 +470,8 @@ TEST(NaivePolicy, CannotSeeErrorsBelowTheNaiveKernels) {
   for (int i = 0; i < 64; ++i) z.push_back(static_cast<double>(ref::bfloat16((i % 17) / 16.0)));
   const std::vector<mp> exact = exact_softmax(z);
   const std::vector<double> naive = naive_softmax<ref::bfloat16>(z);
-  const Verdict v =
-      judge(policy_for("softmax"), exact, scaled(DType::bf16, exact, mp("1.01")), {.naive = naive});
+  const Verdict v = judge(policy_for("softmax"), exact, scaled(DType::bf16, exact, mp("1.01")),
+                          with_naive(naive));
   EXPECT_TRUE(v.pass) << v.detail;
   const double largest = static_cast<double>(exact[16]);  // z = 1
   EXPECT_GT(v.naive_bound, 0.02 * largest);
@@ -471,7 +483,7 @@ TEST(NaivePolicy, NonFiniteNaiveValuesDoNotWidenTheBound) {
   got.set(0, 1.0);
   got.set(1, 2.5);
   const std::vector<double> naive = {std::numeric_limits<double>::infinity(), 2.0};
-  const Verdict v = judge(naive_policy(), exact, got, {.naive = naive});
+  const Verdict v = judge(naive_policy(), exact, got, with_naive(naive));
   EXPECT_EQ(v.naive_excluded, 1);
   EXPECT_EQ(v.naive_bound, 0.0);
   EXPECT_EQ(v.reason, FailReason::kPolicy);

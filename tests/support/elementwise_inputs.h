@@ -3,13 +3,17 @@
 // the underflow of GELU's tail), then every special value (±0, ±inf, NaN, subnormals, ±max), the
 // length not a multiple of any vector or block; and, for an activation enum A with enumerators
 // relu, gelu, gelu_tanh and silu (fast::Activation, gpu::Activation), its policy table names and
-// the reference's activation.
+// the reference's activation; and the exact values (with the condition numbers that the GELU
+// policies' argument error reads) of each op on those inputs.
 #pragma once
 
 #include <iterator>
+#include <vector>
 
+#include "oracle/ops/activations.h"
 #include "oracle/specials.h"
 #include "reference/activations.h"
+#include "reference/softmax.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::testdata {
@@ -45,6 +49,44 @@ ref::Activation ref_activation(A a) {
          : a == A::gelu      ? ref::Activation::kGELU
          : a == A::gelu_tanh ? ref::Activation::kGELUTanh
                              : ref::Activation::kSiLU;
+}
+
+// The GLU tests' up projection for a gate of n elements: N(0, 1).
+inline ref::Tensor glu_up(uint64_t seed, fast::Storage s, int64_t n) {
+  return fast_normal(seed, "up", s, {n}, 0.0, 1.0);
+}
+
+// Exact values of an elementwise op, and each element's condition number κ of the activation.
+struct ExactElementwise {
+  std::vector<ref::mp> exact;
+  std::vector<double> kappa;
+};
+
+inline ExactElementwise exact_activation(ref::Activation a, const ref::Tensor& x) {
+  ExactElementwise r;
+  for (const ref::mp& v : values_as<ref::mp>(x)) {
+    r.exact.push_back(ref::activate(a, v));
+    r.kappa.push_back(oracle::activation_condition(a, v));
+  }
+  return r;
+}
+
+// act(gate) · up, κ of the activation at the gate.
+inline ExactElementwise exact_glu_gate(ref::Activation a, const ref::Tensor& gate,
+                                       const ref::Tensor& up) {
+  const std::vector<ref::mp> gv = values_as<ref::mp>(gate), uv = values_as<ref::mp>(up);
+  ExactElementwise r{std::vector<ref::mp>(gv.size()), std::vector<double>(gv.size())};
+  for (size_t i = 0; i < gv.size(); ++i) {
+    r.exact[i] = ref::activate(a, gv[i]) * uv[i];
+    r.kappa[i] = oracle::activation_condition(a, gv[i]);
+  }
+  return r;
+}
+
+inline std::vector<ref::mp> exact_softcap(const ref::Tensor& z, float cap) {
+  std::vector<ref::mp> exact;
+  for (const ref::mp& v : values_as<ref::mp>(z)) exact.push_back(ref::softcap(v, ref::mp(cap)));
+  return exact;
 }
 
 }  // namespace lmo::testdata
