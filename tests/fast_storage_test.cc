@@ -244,7 +244,7 @@ void add_run(const RoundingSteps& steps, uint32_t center, uint32_t n, std::vecto
 // Every rounding boundary's neighbourhood (16 patterns around each midpoint, of both signs), the
 // neighbourhoods of every bf16 pattern and of its midpoint to the next (also where that is NaN or
 // inf), and a dense deterministic sample: a run of 1024 patterns in every 2^20, at a varying
-// offset. About 8.6 million patterns per format and target; SimdStoresEveryF32Pattern (disabled:
+// offset. About 7.3 million patterns per format and target; SimdStoresEveryF32Pattern (disabled:
 // ~80 s of CPU) covers all 2^32.
 TEST(FastStorage, SimdStoresRoundEveryBoundaryAndASampleOnEveryTarget) {
   for (Storage s : {Storage::bf16, Storage::f16}) {
