@@ -91,8 +91,8 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> F16BitsFromF32(D d, hn::Vec<D> f) {
 // each 32-bit lane; the low half is what the rounding left there (callers shift it out, or blend
 // it away where two vectors merge). Adding 0x7FFF plus the kept lsb carries into the kept half
 // exactly when the dropped half is above the midpoint or at it with an odd kept half. A NaN takes
-// the other branch: the carry could turn it into inf (payload only in the dropped half) or flip
-// its sign (all-ones payload), so it keeps its sign and upper payload, quieted.
+// the other branch: the carry could turn it into inf (payload only in the dropped half) or a zero
+// (all-ones payload), so it keeps its sign and upper payload, quieted.
 template <class D>
 HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16HighFromF32(D /*d*/, hn::Vec<D> f) {
   const hn::RebindToUnsigned<D> du;
