@@ -193,27 +193,46 @@ HWY_INLINE void RowDeviationSums(D d, const Elem<S>* HWY_RESTRICT x, size_t n, f
   sum_squares = hn::GetLane(hn::SumOfLanes(d, s2));
 }
 
-// y[i] = fn(x[i], w[i]) over a row.
+// y[i] = fn(x[i], w[i]) over a row; bf16 through the shuffle-free pairs of fast/storage-inl.h
+// (elementwise, so the same values as MapBinary; fn runs once per vector of each pair).
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapRow(D d, const Elem<S>* HWY_RESTRICT x, const Elem<S>* HWY_RESTRICT w,
                        Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn, bool stream = false) {
-  MapBinary<S>(
-      d, x, w, y, n, [&](D, auto a, auto b) { return fn(a, b); }, stream);
+  const auto f = [&](D, auto a, auto b) { return fn(a, b); };
+  if constexpr (S == Storage::bf16) {
+    MapBinaryBf16(d, x, w, y, n, f, stream);
+  } else {
+    MapBinary<S>(d, x, w, y, n, f, stream);
+  }
 }
 
-// y[i] = fn(x[i], w[i], b[i]) over a row.
+// y[i] = fn(x[i], w[i], b[i]) over a row; bf16 through pairs as MapRow.
 template <Storage S, class D, class Fn>
 HWY_INLINE void MapRow3(D d, const Elem<S>* HWY_RESTRICT x, const Elem<S>* HWY_RESTRICT w,
                         const Elem<S>* HWY_RESTRICT b, Elem<S>* HWY_RESTRICT y, size_t n,
                         const Fn& fn, bool stream = false) {
-  const size_t i = StoreVectors<S>(d, y, n, stream, [&](size_t j) {
-    return fn(LoadF<S>(d, x + j), LoadF<S>(d, w + j), LoadF<S>(d, b + j));
+  size_t i = 0;
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+      hn::Vec<D> xe, xo, we, wo, be, bo;
+      LoadBf16Pair(d, x + j, xe, xo);
+      LoadBf16Pair(d, w + j, we, wo);
+      LoadBf16Pair(d, b + j, be, bo);
+      return Bf16Pair(d, fn(xe, we, be), fn(xo, wo, bo));
+    });
+  }
+#endif
+  // The rest (all of it but in bf16 with pairs); streaming only where no pairs ran.
+  const size_t k = StoreVectors<S>(d, y + i, n - i, stream && i == 0, [&](size_t j) {
+    return fn(LoadF<S>(d, x + i + j), LoadF<S>(d, w + i + j), LoadF<S>(d, b + i + j));
   });
+  i += k;
   if (i < n) {
-    const size_t k = n - i;
-    const auto v = fn(LoadTailF<S>(d, x + i, k, 0.0f), LoadTailF<S>(d, w + i, k, 0.0f),
-                      LoadTailF<S>(d, b + i, k, 0.0f));
-    StoreTailF<S>(d, v, y + i, k);
+    const size_t t = n - i;
+    const auto v = fn(LoadTailF<S>(d, x + i, t, 0.0f), LoadTailF<S>(d, w + i, t, 0.0f),
+                      LoadTailF<S>(d, b + i, t, 0.0f));
+    StoreTailF<S>(d, v, y + i, t);
   }
 }
 

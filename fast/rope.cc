@@ -8,7 +8,10 @@
 //     y = x·cc + swap(x)·ss, swap exchanging the two lanes of each pair (Reverse2):
 //     y_2k = x_2k·c_k − x_2k+1·s_k and y_2k+1 = x_2k+1·c_k + x_2k·s_k, the formula without any
 //     deinterleaving (HWY_SCALAR, one lane, loads the two lanes of a pair apart);
-// then every head of the token is rotated with that row.
+// then every head of the token is rotated with that row. bf16 rotates whole blocks through the
+// shuffle-free pairs of fast/storage-inl.h (even and odd positions as two f32 vectors): in the
+// interleaved layout those are the pairs' two lanes, so c_k and s_k load as they are; the
+// half-split layout uses c and s reordered the same way (c_pairs, s_pairs).
 // clang-format off: the skeleton's first lines must stay in this order.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "fast/rope.cc"
@@ -45,7 +48,9 @@ struct RotationRow {
         c(Padded(n, pad)),
         s(Padded(n, pad)),
         c_half(Padded(half, pad)),
-        s_half(Padded(half, pad)) {}
+        s_half(Padded(half, pad)),
+        c_pairs(Padded(half, pad)),
+        s_pairs(Padded(half, pad)) {}
   static size_t Padded(size_t n, size_t pad) { return (n + pad - 1) / pad * pad; }
 
   // Writes cc/ss from c_half/s_half for the interleaved layout (the half-split layout rotates
@@ -58,9 +63,24 @@ struct RotationRow {
     }
   }
 
+  // Writes c_pairs/s_pairs from c_half/s_half for bf16 pairs in the half-split layout (see
+  // RotateHalfSplit): each whole block of 2·lanes values holds its even-indexed values, then its
+  // odd-indexed ones, the order in which LoadBf16Pair splits a block of x.
+  void SplitPairs(size_t half, size_t lanes) {
+    for (size_t k0 = 0; k0 + 2 * lanes <= half; k0 += 2 * lanes) {
+      for (size_t m = 0; m < lanes; ++m) {
+        c_pairs[k0 + m] = c_half[k0 + 2 * m];
+        c_pairs[k0 + lanes + m] = c_half[k0 + 2 * m + 1];
+        s_pairs[k0 + m] = s_half[k0 + 2 * m];
+        s_pairs[k0 + lanes + m] = s_half[k0 + 2 * m + 1];
+      }
+    }
+  }
+
   size_t n;
-  std::vector<float> c, s;            // interleaved form, r values
-  std::vector<float> c_half, s_half;  // c_k, s_k, r/2 values
+  std::vector<float> c, s;              // interleaved form, r values
+  std::vector<float> c_half, s_half;    // c_k, s_k, r/2 values
+  std::vector<float> c_pairs, s_pairs;  // c_half, s_half split for bf16 pairs (SplitPairs)
 };
 
 // c_half/s_half of position p: f64 lanes through CosSinOfTurns, times the factor, rounded once
@@ -95,16 +115,38 @@ void TableRow(const RopeJob& j, const Elem<T>* table_row, RotationRow& row) {
 }
 
 // One head: y_a = x_a·c − x_b·s, y_b = x_a·s + x_b·c over the half-split pairs (k, k + half).
+// bf16 takes whole blocks of 2·Lanes(d) values of x_a and x_b as shuffle-free pairs of vectors
+// (fast/storage-inl.h), with c and s from c_pairs/s_pairs, split the same way: every element gets
+// the same products as in the per-vector loop, which takes the rest.
 template <Storage S, class D>
 HWY_INLINE void RotateHalfSplit(D d, const Elem<S>* x, Elem<S>* y, const float* c, const float* s,
-                                size_t half) {
+                                const float* c_pairs, const float* s_pairs, size_t half) {
   const size_t N = hn::Lanes(d);
-  const auto rotate = [&](auto xa, auto xb, size_t k, auto& ya, auto& yb) {
-    const auto vc = hn::LoadU(d, c + k), vs = hn::LoadU(d, s + k);
+  const auto turn = [](auto xa, auto xb, auto vc, auto vs, auto& ya, auto& yb) {
     ya = hn::MulSub(xa, vc, hn::Mul(xb, vs));
     yb = hn::MulAdd(xa, vs, hn::Mul(xb, vc));
   };
+  const auto rotate = [&](auto xa, auto xb, size_t k, auto& ya, auto& yb) {
+    turn(xa, xb, hn::LoadU(d, c + k), hn::LoadU(d, s + k), ya, yb);
+  };
   size_t k = 0;
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    const Bf16PairTag<D> d16;
+    for (; k + 2 * N <= half; k += 2 * N) {
+      hn::Vec<D> ae, ao, be, bo, yae, yao, ybe, ybo;
+      LoadBf16Pair(d, x + k, ae, ao);
+      LoadBf16Pair(d, x + half + k, be, bo);
+      turn(ae, be, hn::LoadU(d, c_pairs + k), hn::LoadU(d, s_pairs + k), yae, ybe);
+      turn(ao, bo, hn::LoadU(d, c_pairs + k + N), hn::LoadU(d, s_pairs + k + N), yao, ybo);
+      hn::StoreU(Bf16Pair(d, yae, yao), d16, y + k);
+      hn::StoreU(Bf16Pair(d, ybe, ybo), d16, y + half + k);
+    }
+  }
+#else
+  (void)c_pairs;
+  (void)s_pairs;
+#endif
   for (; k + N <= half; k += N) {
     hn::Vec<D> ya, yb;
     rotate(LoadF<S>(d, x + k), LoadF<S>(d, x + half + k), k, ya, yb);
@@ -121,10 +163,16 @@ HWY_INLINE void RotateHalfSplit(D d, const Elem<S>* x, Elem<S>* y, const float* 
 }
 
 // One head: y = x·cc + swap(x)·ss over the interleaved pairs (2k, 2k+1), r = n values.
+// bf16 takes whole blocks of 2·Lanes(d) values as shuffle-free pairs of vectors: the even and odd
+// vectors are the pairs' two lanes, so the swap is free and c_half/s_half load as they are; each
+// element gets the same products as in the per-vector loop, which takes the rest.
 template <Storage S, class D>
 HWY_INLINE void RotateInterleaved(D d, const Elem<S>* x, Elem<S>* y, const float* cc,
-                                  const float* ss, size_t n) {
+                                  const float* ss, const float* c_half, const float* s_half,
+                                  size_t n) {
 #if HWY_TARGET == HWY_SCALAR
+  (void)c_half;
+  (void)s_half;
   // One lane: no pair fits in a vector, so the two lanes of each pair are loaded apart and the
   // same products formed (y_2k = x_2k·c + x_2k+1·(−s), y_2k+1 = x_2k+1·c + x_2k·s).
   for (size_t i = 0; i < n; i += 2) {
@@ -141,6 +189,17 @@ HWY_INLINE void RotateInterleaved(D d, const Elem<S>* x, Elem<S>* y, const float
     return hn::MulAdd(v, hn::LoadU(d, cc + i), hn::Mul(hn::Reverse2(d, v), hn::LoadU(d, ss + i)));
   };
   size_t i = 0;
+  if constexpr (S == Storage::bf16) {
+    const Bf16PairTag<D> d16;
+    for (; i + 2 * N <= n; i += 2 * N) {
+      hn::Vec<D> e, o;
+      LoadBf16Pair(d, x + i, e, o);
+      const auto c = hn::LoadU(d, c_half + i / 2), s = hn::LoadU(d, s_half + i / 2);
+      const auto ye = hn::MulAdd(e, c, hn::Mul(o, hn::Neg(s)));
+      const auto yo = hn::MulAdd(o, c, hn::Mul(e, s));
+      hn::StoreU(Bf16Pair(d, ye, yo), d16, y + i);
+    }
+  }
   for (; i + N <= n; i += N) StoreF<S>(d, rotate(LoadF<S>(d, x + i), i), y + i);
   // n and i are even, so the tail holds whole pairs.
   if (i < n) StoreTailF<S>(d, rotate(LoadTailF<S>(d, x + i, n - i, 0.0f), i), y + i, n - i);
@@ -156,9 +215,11 @@ void RotateToken(const RopeJob& j, const Elem<S>* x, Elem<S>* y, const RotationR
     const Elem<S>* xh = x + static_cast<size_t>(h) * hd;
     Elem<S>* yh = y + static_cast<size_t>(h) * hd;
     if (j.interleaved) {
-      RotateInterleaved<S>(df, xh, yh, row.c.data(), row.s.data(), r);
+      RotateInterleaved<S>(df, xh, yh, row.c.data(), row.s.data(), row.c_half.data(),
+                           row.s_half.data(), r);
     } else {
-      RotateHalfSplit<S>(df, xh, yh, row.c_half.data(), row.s_half.data(), j.half);
+      RotateHalfSplit<S>(df, xh, yh, row.c_half.data(), row.s_half.data(), row.c_pairs.data(),
+                         row.s_pairs.data(), j.half);
     }
     if (r < hd && xh != yh) std::memcpy(yh + r, xh + r, (hd - r) * sizeof(Elem<S>));
   }
@@ -173,7 +234,11 @@ void RopeTokens(const RopeJob& j, const Elem<S>* x, Elem<S>* y, const MakeRow& m
     RotationRow row(j.half, pad);
     for (int64_t t = begin; t < end; ++t) {
       make_row(t, row);
-      if (j.interleaved) row.Interleave(j.half);
+      if (j.interleaved) {
+        row.Interleave(j.half);
+      } else if (S == Storage::bf16) {
+        row.SplitPairs(j.half, pad);
+      }
       RotateToken<S>(j, x + static_cast<size_t>(t) * width, y + static_cast<size_t>(t) * width,
                      row);
     }

@@ -87,15 +87,26 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> F16BitsFromF32(D d, hn::Vec<D> f) {
   return hn::Or(o, hn::ShiftRight<16>(sign));
 }
 
-// bf16 pattern of f rounded to nearest-even (fast/storage.h bf16_from_f32), in 32-bit lanes.
+// bf16 pattern of f rounded to nearest-even (fast/storage.h bf16_from_f32) in the high half of
+// each 32-bit lane; the low half is what the rounding left there (callers shift it out, or blend
+// it away where two vectors merge). Adding 0x7FFF plus the kept lsb carries into the kept half
+// exactly when the dropped half is above the midpoint or at it with an odd kept half. A NaN takes
+// the other branch: the carry could turn it into inf (payload only in the dropped half) or a zero
+// (all-ones payload), so it keeps its sign and upper payload, quieted.
 template <class D>
-HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16BitsFromF32(D /*d*/, hn::Vec<D> f) {
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16HighFromF32(D /*d*/, hn::Vec<D> f) {
   const hn::RebindToUnsigned<D> du;
   const auto b = hn::BitCast(du, f);
   const auto lsb = hn::And(hn::ShiftRight<16>(b), hn::Set(du, 1u));
-  const auto rounded = hn::ShiftRight<16>(hn::Add(b, hn::Add(hn::Set(du, 0x7FFFu), lsb)));
-  const auto quiet = hn::Or(hn::ShiftRight<16>(b), hn::Set(du, 0x40u));
+  const auto rounded = hn::Add(hn::Add(b, hn::Set(du, 0x7FFFu)), lsb);
+  const auto quiet = hn::Or(b, hn::Set(du, 0x00400000u));
   return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(f)), quiet, rounded);
+}
+
+// bf16 pattern of f rounded to nearest-even, in the low half of 32-bit lanes (high half zero).
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16BitsFromF32(D d, hn::Vec<D> f) {
+  return hn::ShiftRight<16>(Bf16HighFromF32(d, f));
 }
 
 // Lanes(d) elements at p, as f32.
@@ -286,10 +297,13 @@ HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& ev
   odd = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFFFF0000u)));
 }
 
+// The rounded even values go to the low halves, the odd ones stay in the high halves: one 16-bit
+// blend (OddEven) merges them, with no shift back for the odd half.
 template <class D>
 HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd) {
-  return hn::BitCast(Bf16PairTag<D>(),
-                     hn::Or(Bf16BitsFromF32(d, even), hn::ShiftLeft<16>(Bf16BitsFromF32(d, odd))));
+  const Bf16PairTag<D> d16;
+  return hn::OddEven(hn::BitCast(d16, Bf16HighFromF32(d, odd)),
+                     hn::BitCast(d16, Bf16BitsFromF32(d, even)));
 }
 
 // y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),

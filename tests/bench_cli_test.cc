@@ -42,7 +42,7 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
   }
   EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
   for (const char* op : {"rmsnorm", "layernorm", "softmax", "cross_entropy", "rope", "rope_table",
-                         "swiglu_gate", "geglu_gate", "softcap", "attention"}) {
+                         "swiglu_gate", "geglu_gate", "softcap", "softcap_wide", "attention"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
   // Ops of the list without a fast kernel would be named here; every one has one now.
@@ -50,15 +50,16 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
 }
 
 TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
-  const auto r = run_cli("bench --quick --json --format bf16 --filter '^(softcap|swiglu_gate)$'");
+  const auto r =
+      run_cli("bench --quick --json --format bf16 --filter '^(softcap|softcap_wide|swiglu_gate)$'");
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 2u) << r.out;
+  ASSERT_EQ(j.at("rows").size(), 3u) << r.out;
   for (const auto& row : j.at("rows")) {
     const int64_t n = row.at("size");
     EXPECT_EQ(n, int64_t{1} << 20);
     // bf16: 2 bytes an element; softcap reads z and writes y, a GLU gate reads two and writes one.
-    const int64_t arrays = row.at("op") == "softcap" ? 2 : 3;
+    const int64_t arrays = row.at("op") == "swiglu_gate" ? 3 : 2;
     EXPECT_EQ(row.at("bytes").get<int64_t>(), arrays * 2 * n) << row;
   }
 }

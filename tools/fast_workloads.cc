@@ -18,14 +18,16 @@ namespace {
 
 using fast::Storage;
 
-// An array of n elements in storage s, filled with a fixed pattern in [-2, 2) (the values do not
-// change the traffic; they only have to be ordinary numbers: no subnormals, infinities or NaN).
+// An array of n elements in storage s, filled with a fixed pattern in [-2, 2)·scale (the values
+// do not change the traffic; they only have to be ordinary numbers: no subnormals, infinities or
+// NaN; a kernel with a value-dependent path, as soft-capping, gets a scale that reaches it).
 struct Array {
-  Array(Storage s, int64_t n, uint32_t salt) : bytes(static_cast<size_t>(n) * fast::storage_bytes(s)) {
+  Array(Storage s, int64_t n, uint32_t salt, float scale = 1.0f)
+      : bytes(static_cast<size_t>(n) * fast::storage_bytes(s)) {
     std::vector<float> f(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) {
       const uint32_t h = (static_cast<uint32_t>(i) + salt) * 2654435761u;
-      f[static_cast<size_t>(i)] = static_cast<float>(h >> 20) / 1024.0f - 2.0f;
+      f[static_cast<size_t>(i)] = (static_cast<float>(h >> 20) / 1024.0f - 2.0f) * scale;
     }
     fast::convert(Storage::f32, f.data(), s, bytes.data(), n);
   }
@@ -163,17 +165,21 @@ Workload glu(Storage s, int64_t elements, fast::Activation act, const char* name
   return w;
 }
 
-Workload softcap(Storage s, int64_t elements) {
+// Soft-capping at 30. `softcap`: inputs in [-2, 2), where the kernel skips the exponential (every
+// |z| of a vector below 0.625·cap); `softcap_wide`: inputs in [-60, 60) (±2·cap), where nearly
+// every vector takes it, the cost of capping real logits.
+Workload softcap(Storage s, int64_t elements, bool wide) {
+  constexpr float kCap = 30.0f;
   auto bufs = std::make_shared<Arrays>();
-  bufs->a.emplace_back(s, elements, 12);
+  bufs->a.emplace_back(s, elements, 12, wide ? kCap : 1.0f);
   bufs->a.emplace_back(s, elements, 13);
   Arrays* b = bufs.get();
   Workload w;
-  w.op = "softcap";
+  w.op = wide ? "softcap_wide" : "softcap";
   w.shape = std::to_string(elements);
   w.elements = elements;
   w.bytes = 2 * elements * width(s);
-  w.run = [b, s, elements] { fast::softcap(s, b->a[0].data(), b->a[1].data(), elements, 30.0f); };
+  w.run = [b, s, elements] { fast::softcap(s, b->a[0].data(), b->a[1].data(), elements, kCap); };
   w.buffers = bufs;
   return w;
 }
@@ -181,9 +187,9 @@ Workload softcap(Storage s, int64_t elements) {
 }  // namespace
 
 const std::vector<std::string>& fast_workload_ops() {
-  static const std::vector<std::string> ops = {"rmsnorm",       "layernorm",  "softmax",
-                                               "cross_entropy", "rope",       "rope_table",
-                                               "swiglu_gate",   "geglu_gate", "softcap"};
+  static const std::vector<std::string> ops = {
+      "rmsnorm",    "layernorm",   "softmax",    "cross_entropy", "rope",
+      "rope_table", "swiglu_gate", "geglu_gate", "softcap",       "softcap_wide"};
   return ops;
 }
 
@@ -196,7 +202,8 @@ Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
   if (op == "rope_table") return rope(s, elements, true);
   if (op == "swiglu_gate") return glu(s, elements, fast::Activation::silu, "swiglu_gate");
   if (op == "geglu_gate") return glu(s, elements, fast::Activation::gelu, "geglu_gate");
-  if (op == "softcap") return softcap(s, elements);
+  if (op == "softcap") return softcap(s, elements, false);
+  if (op == "softcap_wide") return softcap(s, elements, true);
   throw std::invalid_argument("fast_workload: no workload named " + op);
 }
 
