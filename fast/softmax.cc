@@ -51,13 +51,15 @@ HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
   const V t = hn::Div(z, vcap);
   const V at = hn::Abs(t);
   const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
-  V y = TanhSmall(d, at);
+  // TanhSmall's t + t³·P(t²) is odd and rounds symmetrically: given t it returns tanh(|t|) with
+  // t's sign, bit for bit, without the sign transfer the big branch needs.
+  V y = TanhSmall(d, t);
   if constexpr (kGrad) grad = hn::NegMulAdd(y, y, one);
   if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
     const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
     const V unscale = hn::Set(d, 0x1p-64f);
     const V e = hn::Mul(e_scaled, unscale);
-    y = hn::IfThenElse(small, y, TanhBig(d, e));
+    y = hn::IfThenElse(small, y, hn::CopySign(TanhBig(d, e), t));
     if constexpr (kGrad) {
       const V one_e = hn::Add(one, e);
       const V big =
@@ -65,7 +67,7 @@ HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
       grad = hn::IfThenElse(small, grad, big);
     }
   }
-  y = hn::Mul(vcap, hn::CopySign(y, t));
+  y = hn::Mul(vcap, y);
   // |z| < 2^-40·cap: z' = z (see SoftcapF).
   return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(vcap, hn::Set(d, 0x1p-40f))), z, y);
 }
@@ -143,17 +145,16 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
     prefetch.step();
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
     a1 = hn::Add(a1, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, i + N));
-    a2 = hn::Add(a2,
-                 Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, i + 2 * N));
-    a3 = hn::Add(a3,
-                 Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, i + 3 * N));
+    a2 = hn::Add(
+        a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, i + 2 * N));
+    a3 = hn::Add(
+        a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, i + 3 * N));
   }
   for (; i + N <= n; i += N) {
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
   }
   if (i < n) {
-    const V t =
-        Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, i);
+    const V t = Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, i);
     a1 = hn::Add(a1, hn::IfThenElseZero(hn::FirstN(d, n - i), t));
   }
   st.sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
@@ -255,14 +256,18 @@ void Softmax(Storage s, const void* z, void* p, float* logz, int64_t rows, int64
   });
 }
 
+// cap'(z) = 4e/(1 + e)², e = e^{−2|z/cap|}, in double (the reference's softcap_grad).
+inline double CapGradD(double z, float cap) {
+  const double e = std::exp(-2 * std::fabs(z / static_cast<double>(cap)));
+  return 4 * e / ((1 + e) * (1 + e));
+}
+
 // The target's gradient element, in double from the row's log Z and the f32 z'_t the loss
 // uses: (p_t·(1 + 2λ log Z) − 1)·cap'(z_t), which cancels where p_t·(1 + 2λ log Z) is near 1 (a
 // confident prediction) and so is formed once here rather than in f32 lanes.
 inline double TargetGrad(double zct, double z, double lse, double scale, float cap, bool capped) {
   const double g = std::exp(zct - lse) * scale - 1;
-  if (!capped) return g;
-  const double e = std::exp(-2 * std::fabs(z / static_cast<double>(cap)));
-  return g * (4 * e / ((1 + e) * (1 + e)));
+  return capped ? g * CapGradD(z, cap) : g;
 }
 
 template <Storage S, bool kCapped, bool kGrad>
@@ -290,11 +295,7 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
         for (size_t j = 0; j < n; ++j) {
           const double pj = std::exp(sr.zc[j] - lse);
           double g = (j == t ? pj - 1 : pj) + coef * pj;
-          if (kCapped) {
-            const double e = std::exp(-2 * std::fabs(load_f32(S, zr, static_cast<int64_t>(j)) /
-                                                     static_cast<double>(cap)));
-            g *= 4 * e / ((1 + e) * (1 + e));
-          }
+          if (kCapped) g *= CapGradD(load_f32(S, zr, static_cast<int64_t>(j)), cap);
           store_f32(S, gr, static_cast<int64_t>(j), static_cast<float>(g));
         }
         continue;
