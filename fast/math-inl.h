@@ -128,13 +128,8 @@ HWY_INLINE V TanhBig(D d, V e) {
   return hn::Div(hn::Sub(one, e), hn::Add(one, e));
 }
 
-// tanh(|t|) pieces: tanh and, for the soft-cap gradient, e = exp(−2|t|) (tanh' = 4e/(1 + e)²).
-template <class D, class V>
-HWY_INLINE V TanhAbs(D d, V at, V e) {
-  return hn::IfThenElse(hn::Lt(at, hn::Set(d, 0.625f)), TanhSmall(d, at), TanhBig(d, e));
-}
-
-// tanh(t), each lane from the branch its |t| selects (as TanhAbs). The exponential and division
+// tanh(t), each lane from the branch its |t| selects (TanhSmall below 0.625, else TanhBig; the
+// cross-entropy's soft-cap in fast/softmax.cc branches the same way). The exponential and division
 // of |t| ≥ 0.625 are evaluated only when some lane needs them: logits and attention scores are
 // mostly far below the cap, so whole vectors skip them (3× faster; a vector with lanes on both
 // sides measured ≈ 12 % slower than the branch-free form on AVX2). A lane's value never depends

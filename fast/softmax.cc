@@ -32,23 +32,42 @@ HWY_INLINE V ScaledExpF(D d, V x) {
   return ExpNonPosTimes2Pow64F(d, x);
 }
 
-// z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 4e/(1 + e)², e = e^{−2|z/cap|} (the
-// reference's softcap_grad), sharing e. e is formed as e·2^64 (the scaled exponential, accurate
-// to ~1 ulp as a normal number) and scaled back by one rounding, so a subnormal e or cap' is
-// rounded once, as a correctly computed value would be. The row maximum, every logit and the
-// target's z' all go through this one function, so z' − m ≤ 0 holds for the computed values.
+// z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 1 − tanh²(z/cap), evaluated per vector by the
+// branch its lanes need (each lane's value depends only on its own z, never on its neighbours):
+//  - |t| < 0.625 (t = z/cap): tanh from TanhSmall's polynomial (≤ 0.6 ulp) and cap' = 1 − y² by
+//    one FMA: y² ≤ 0.31, so cap' ≥ 0.69 and y's error moves it by ≤ 2y²/(1 − y²)·0.6 ≤ 0.55 ulp,
+//    ≤ 1.1 ulp in all (the reference's 4e/(1 + e)² form costs ≈ 3 ulp here, e = e^{−2|t|} rounded).
+//    A vector with every lane here needs no exponential and no division besides z/cap: logits
+//    mostly lie far below the cap (soft-cap's own kernel skips them the same way).
+//  - |t| ≥ 0.625: e = e^{−2|t|} and the reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel:
+//    y → 1). e is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number)
+//    and scaled back by one rounding, so a subnormal e or cap' is rounded once, as a correctly
+//    computed value would be.
+// The row maximum, every logit and the target's z' all go through this one function, so z' − m
+// ≤ 0 holds for the computed values.
 template <bool kGrad, class D, class V>
 HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
+  const V one = hn::Set(d, 1.0f);
   const V t = hn::Div(z, vcap);
   const V at = hn::Abs(t);
-  const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
-  const V unscale = hn::Set(d, 0x1p-64f);
-  const V e = hn::Mul(e_scaled, unscale);
-  if constexpr (kGrad) {
-    const V one_e = hn::Add(hn::Set(d, 1.0f), e);
-    grad = hn::Mul(hn::Div(hn::Mul(hn::Set(d, 4.0f), e_scaled), hn::Mul(one_e, one_e)), unscale);
+  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
+  // TanhSmall's t + t³·P(t²) is odd and rounds symmetrically: given t it returns tanh(|t|) with
+  // t's sign, bit for bit, without the sign transfer the big branch needs.
+  V y = TanhSmall(d, t);
+  if constexpr (kGrad) grad = hn::NegMulAdd(y, y, one);
+  if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
+    const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+    const V unscale = hn::Set(d, 0x1p-64f);
+    const V e = hn::Mul(e_scaled, unscale);
+    y = hn::IfThenElse(small, y, hn::CopySign(TanhBig(d, e), t));
+    if constexpr (kGrad) {
+      const V one_e = hn::Add(one, e);
+      const V big =
+          hn::Mul(hn::Div(hn::Mul(hn::Set(d, 4.0f), e_scaled), hn::Mul(one_e, one_e)), unscale);
+      grad = hn::IfThenElse(small, grad, big);
+    }
   }
-  const V y = hn::Mul(vcap, hn::CopySign(TanhAbs(d, at, e), t));
+  y = hn::Mul(vcap, y);
   // |z| < 2^-40·cap: z' = z (see SoftcapF).
   return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(vcap, hn::Set(d, 0x1p-40f))), z, y);
 }
@@ -67,30 +86,31 @@ struct RowStats {
   double unscaled_sum() const { return std::ldexp(static_cast<double>(sum), -kSumBias); }
 };
 
-// A per-thread row of f32 scratch, at least n + one vector long (slot 0 or 1): the terms a
-// row's reduction computed, kept for the pass that writes the output instead of computed twice.
-// The row is touched again right away, so it is still in cache.
-inline float* Scratch(int slot, size_t n) {
-  thread_local std::vector<float> rows[2];
-  std::vector<float>& v = rows[slot];
-  if (v.size() < n + HWY_MAX_BYTES / sizeof(float)) v.resize(n + HWY_MAX_BYTES / sizeof(float));
-  return v.data();
+// A per-thread row of f32 scratch, at least n + one vector long: the terms a row's reduction
+// computed, kept for the pass that writes the output instead of computed twice. The row is
+// touched again right away, so it is still in cache.
+inline float* Scratch(size_t n) {
+  thread_local std::vector<float> row;
+  if (row.size() < n + HWY_MAX_BYTES / sizeof(float)) row.resize(n + HWY_MAX_BYTES / sizeof(float));
+  return row.data();
 }
 
-// One term of the row's sum: e^{z' − m}·2^kSumBias, stored to e + i when kKeep (the terms) and
-// cap'(z) to dcap + i when kGrad (capped gradient rows). A function rather than a lambda so that
-// it is always inlined (an out-of-line call spilled every constant of the exponential).
+// One term of the row's sum: e^{z' − m}·2^kSumBias. When kKeep it is stored to e + i, times
+// cap'(z) for capped gradient rows (kGrad): the output pass then needs one product per element
+// and one scratch row, not two. A function rather than a lambda so that it is always inlined (an
+// out-of-line call spilled every constant of the exponential).
 template <bool kCapped, bool kGrad, bool kKeep, class D, class V>
-HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, float* HWY_RESTRICT dcap,
-                  size_t i) {
-  V zc = z;
-  if constexpr (kCapped) {
-    V g;
-    zc = CapF<kGrad>(d, z, vcap, g);
-    if constexpr (kGrad) hn::StoreU(g, d, dcap + i);
-  }
+HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, size_t i) {
+  V zc = z, g;
+  if constexpr (kCapped) zc = CapF<kGrad>(d, z, vcap, g);
   const V t = ScaledExpF(d, hn::Sub(zc, vm));
-  if constexpr (kKeep) hn::StoreU(t, d, e + i);
+  if constexpr (kKeep) {
+    if constexpr (kCapped && kGrad) {
+      hn::StoreU(hn::Mul(t, g), d, e + i);
+    } else {
+      hn::StoreU(t, d, e + i);
+    }
+  }
   return t;
 }
 
@@ -100,7 +120,7 @@ HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, float* HWY_REST
 // them). The exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
 template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
-               float* HWY_RESTRICT dcap, const Elem<S>* next) {
+               const Elem<S>* next) {
   using V = hn::Vec<D>;
   const V vcap = hn::Set(d, cap);
   const V zero = hn::Zero(d);
@@ -123,20 +143,18 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
     prefetch.step();
-    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
-    a1 = hn::Add(a1,
-                 Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, dcap, i + N));
-    a2 = hn::Add(a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, dcap,
-                                                 i + 2 * N));
-    a3 = hn::Add(a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, dcap,
-                                                 i + 3 * N));
+    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
+    a1 = hn::Add(a1, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, i + N));
+    a2 = hn::Add(
+        a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, i + 2 * N));
+    a3 = hn::Add(
+        a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, i + 3 * N));
   }
   for (; i + N <= n; i += N) {
-    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, dcap, i));
+    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
   }
   if (i < n) {
-    const V t =
-        Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, dcap, i);
+    const V t = Term<kCapped, kGrad, kKeep>(d, LoadTailF<S>(d, z + i, n - i, 0.0f), vm, vcap, e, i);
     a1 = hn::Add(a1, hn::IfThenElseZero(hn::FirstN(d, n - i), t));
   }
   st.sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
@@ -188,9 +206,9 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const Elem<S>* zr = z + static_cast<size_t>(r) * n;
-      float* const e = kKeep ? Scratch(0, n) : nullptr;
-      const RowStats st = Stats<S, false, false, kKeep>(d, zr, n, 0.0f, e, nullptr,
-                                                        r + 1 < rows ? zr + n : nullptr);
+      float* const e = kKeep ? Scratch(n) : nullptr;
+      const RowStats st =
+          Stats<S, false, false, kKeep>(d, zr, n, 0.0f, e, r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, 0.0f);
         if (logz) logz[r] = static_cast<float>(sr.lse);
@@ -238,12 +256,25 @@ void Softmax(Storage s, const void* z, void* p, float* logz, int64_t rows, int64
   });
 }
 
+// cap'(z) = 4e/(1 + e)², e = e^{−2|z/cap|}, in double (the reference's softcap_grad).
+inline double CapGradD(double z, float cap) {
+  const double e = std::exp(-2 * std::fabs(z / static_cast<double>(cap)));
+  return 4 * e / ((1 + e) * (1 + e));
+}
+
+// The target's gradient element, in double from the row's log Z and the f32 z'_t the loss
+// uses: (p_t·(1 + 2λ log Z) − 1)·cap'(z_t), which cancels where p_t·(1 + 2λ log Z) is near 1 (a
+// confident prediction) and so is formed once here rather than in f32 lanes.
+inline double TargetGrad(double zct, double z, double lse, double scale, float cap, bool capped) {
+  const double g = std::exp(zct - lse) * scale - 1;
+  return capped ? g * CapGradD(z, cap) : g;
+}
+
 template <Storage S, bool kCapped, bool kGrad>
 void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, size_t n, float lambda,
                       float cap, float* loss, float* logz, Elem<S>* grad) {
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
-  const size_t N = hn::Lanes(d);
   const bool stream = kGrad && StreamRows<S>(rows, n);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
@@ -251,10 +282,9 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
       Elem<S>* gr = kGrad ? grad + static_cast<size_t>(r) * n : nullptr;
       const size_t t = static_cast<size_t>(target[r]);
       const double lam = lambda;
-      float* const e = kGrad ? Scratch(0, n) : nullptr;
-      float* const dc = kGrad && kCapped ? Scratch(1, n) : nullptr;
-      const RowStats st = Stats<S, kCapped, kCapped && kGrad, kGrad>(
-          d, zr, n, cap, e, dc, r + 1 < rows ? zr + n : nullptr);
+      float* const e = kGrad ? Scratch(n) : nullptr;
+      const RowStats st =
+          Stats<S, kCapped, kGrad, kGrad>(d, zr, n, cap, e, r + 1 < rows ? zr + n : nullptr);
       if (!st.finite) {
         const ScalarRow sr = ScalarStats<S>(zr, n, cap);
         const double lse = sr.lse;
@@ -265,47 +295,28 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
         for (size_t j = 0; j < n; ++j) {
           const double pj = std::exp(sr.zc[j] - lse);
           double g = (j == t ? pj - 1 : pj) + coef * pj;
-          if (kCapped) {
-            const double e = std::exp(-2 * std::fabs(load_f32(S, zr, static_cast<int64_t>(j)) /
-                                                     static_cast<double>(cap)));
-            g *= 4 * e / ((1 + e) * (1 + e));
-          }
+          if (kCapped) g *= CapGradD(load_f32(S, zr, static_cast<int64_t>(j)), cap);
           store_f32(S, gr, static_cast<int64_t>(j), static_cast<float>(g));
         }
         continue;
       }
       const double lse = st.m + std::log(st.unscaled_sum());
-      float zt = load_f32(S, zr, static_cast<int64_t>(t));
+      const float zt_raw = load_f32(S, zr, static_cast<int64_t>(t));
+      float zt = zt_raw;
       if constexpr (kCapped) zt = hn::GetLane(CapF(d, hn::Set(d, zt), hn::Set(d, cap)));
       loss[r] = static_cast<float>(-static_cast<double>(zt) + lse + lam * (lse * lse));
       logz[r] = static_cast<float>(lse);
       if constexpr (kGrad) {
-        // g_j = (p_j·(1 + 2λ log Z) − [j = t])·cap'(z_j), p_j = e^{z'_j − m}/Σ, from the
-        // scaled terms and the cap'(z_j) that Stats kept (1/Σ is normal: Σ ≤ n·2^64).
-        const V inv = hn::Set(d, static_cast<float>(1.0 / static_cast<double>(st.sum)));
-        const V scale = hn::Set(d, static_cast<float>(1.0 + 2.0 * lam * lse));
-        const auto grad_at = [&](size_t i, V hot) HWY_ATTR {
-          const V pj = hn::Mul(hn::LoadU(d, e + i), inv);
-          const V g = hn::Sub(hn::Mul(pj, scale), hot);
-          if constexpr (kCapped) return hn::Mul(g, hn::LoadU(d, dc + i));
-          return g;
-        };
-        // Every element without the one-hot, then the vector holding the target once more
-        // with it (elementwise, so its other lanes are rewritten with the same values).
-        const V zero = hn::Zero(d);
-        const size_t i =
-            StoreVectors<S>(d, gr, n, stream, [&](size_t j) HWY_ATTR { return grad_at(j, zero); });
-        if (i < n) StoreTailF<S>(d, grad_at(i, zero), gr + i, n - i);
-        const hn::RebindToSigned<decltype(d)> di;
-        const size_t at = n >= N ? std::min(t - t % N, n - N) : 0;
-        const V hot = hn::IfThenElseZero(
-            hn::RebindMask(d, hn::Eq(hn::Iota(di, 0), hn::Set(di, static_cast<int32_t>(t - at)))),
-            hn::Set(d, 1.0f));
-        if (n >= N) {
-          StoreF<S>(d, grad_at(at, hot), gr + at);
-        } else {
-          StoreTailF<S>(d, grad_at(at, hot), gr + at, n - at);
-        }
+        // g_j = p_j·(1 + 2λ log Z)·cap'(z_j) for j ≠ t, p_j = e^{z'_j − m}/Σ: the kept
+        // term·cap'(z_j) times (1 + 2λ log Z)/Σ, formed in double and rounded once (Σ ≤ n·2^64,
+        // so the factor is a normal f32). The target's element is written afterwards.
+        const double scale = 1.0 + 2.0 * lam * lse;
+        const V k = hn::Set(d, static_cast<float>(scale / static_cast<double>(st.sum)));
+        const auto at = [&](size_t j) HWY_ATTR { return hn::Mul(hn::LoadU(d, e + j), k); };
+        const size_t i = StoreVectors<S>(d, gr, n, stream, at);
+        if (i < n) StoreTailF<S>(d, at(i), gr + i, n - i);
+        store_f32(S, gr, static_cast<int64_t>(t),
+                  static_cast<float>(TargetGrad(zt, zt_raw, lse, scale, cap, kCapped)));
       }
     }
   });

@@ -112,6 +112,13 @@ TEST(FastCrossEntropy, Vocab32000WithZLossAndSoftcap) {
   }
 }
 
+// A cap of 5 under logits of σ 4: about 40 % of the logits have |z| ≥ 0.625·cap, so most vectors
+// mix lanes of the soft-cap's two branches (tanh polynomial with cap' = 1 − tanh², and the
+// exponential form), besides whole vectors of either; 4099 leaves a tail.
+TEST(FastCrossEntropy, SoftcapBranchesMixedWithinVectors) {
+  for (Storage s : kAllStorages) check_ce(s, logits(50, s, 2, 4099, 4.0), 2, 4099, 1e-4f, 5.0f, 50);
+}
+
 TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   for (Storage s : kAllStorages) {
     const std::vector<oracle::SpecialAt> sp = cross_entropy_specials();
