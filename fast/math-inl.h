@@ -266,10 +266,11 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   const V vh = hn::Mul(kh, mh);
   const V vl = hn::Add(TwoProdLo(d, kh, mh, vh), hn::MulAdd(kh, ml, hn::Mul(kl, mh)));
   // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}). v has the sign of x, so one
-  // exponential e^{−|v|} serves both; its argument is ≤ 0 (no overflow check needed, and NaN
-  // lanes are replaced at the end).
+  // exponential e^{−|v|} serves both; its argument is ≤ 0 and clamped at −87 (ExpTimes2PowF's
+  // exponent stays normal): for x > 0, 1 + e^{−87} = 1 already, and x < 0 with v < −80 takes the
+  // path below. NaN lanes are replaced at the end.
   const auto neg_x = hn::Lt(x, zero);
-  const V ev = hn::Exp(d, hn::Neg(hn::Abs(vh)));
+  const V ev = ExpTimes2PowF<0>(d, hn::Max(hn::Neg(hn::Abs(vh)), hn::Set(d, -87.0f)));
   const V en = hn::MulAdd(ev, vl, ev);
   V y = hn::Mul(
       x, hn::Div(hn::IfThenElse(neg_x, en, one), hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
