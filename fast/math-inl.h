@@ -86,8 +86,8 @@ HWY_INLINE V ExpTimes2PowF(D d, V x) {
   q = hn::MulAdd(q, r, hn::Set(d, 0.4999999403953552f));
   const V p = hn::Add(hn::MulAdd(hn::Mul(r, r), q, r), hn::Set(d, 1.0f));
   // t's bits are 0x4B400000 + k; shifted left by 23 the constant part leaves the word.
-  const V scale = hn::BitCast(
-      d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127 + kBias))));
+  const V scale =
+      hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127 + kBias))));
   return hn::Mul(p, scale);
 }
 
@@ -218,8 +218,8 @@ HWY_INLINE V GeluF(D d, V x) {
   const V sc = hn::Max(neg_s, hn::Set(d, -128.0f));
   // e^{−x²/2}·2^64 = e^{−s}·2^64·(1 − s_lo), s_lo = x2_lo/2; zero beyond the clamp (and NaN).
   const V e64 = ExpTimes2PowF<64>(d, sc);
-  const V e = hn::IfThenElseZero(
-      hn::Eq(neg_s, sc), hn::MulAdd(e64, hn::Mul(x2_lo, hn::Set(d, -0.5f)), e64));
+  const V e = hn::IfThenElseZero(hn::Eq(neg_s, sc),
+                                 hn::MulAdd(e64, hn::Mul(x2_lo, hn::Set(d, -0.5f)), e64));
   // R(t) = P(t)/Q(t), the two Horner chains side by side.
   V p = hn::Set(d, 9.530364186502993e-4f);
   V q = hn::Set(d, 2.3889094591140747e-3f);
