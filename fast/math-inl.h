@@ -1,8 +1,9 @@
 // Per-target f32 elementary functions of the fast kernels, with the special values the
 // reference gives (NaN propagates; exp(+inf) = inf; exp(-inf) = 0) and the accuracy the
-// activation policies need. Highway 1.0.3's contrib Exp is used for the core exponential (its
-// documented error: 1 ulp; here the argument checks it lacks are added); tanh, sigmoid and erfc
-// are written here because Highway's tanh (4 ulp) is too coarse and it has no erf/erfc.
+// activation policies need. Highway 1.0.3's contrib Exp is used for ExpF (its documented error:
+// 1 ulp; here the argument checks it lacks are added); ExpTimes2PowF, a cheaper exponential
+// without range handling, serves the activations whose arguments are bounded; tanh, sigmoid and
+// GELU's Φ are written here because Highway's tanh (4 ulp) is too coarse and it has no erf/erfc.
 //
 // Error analysis (u = 2^-24, errors in ulps of the result):
 //  - TanhF: |t| < 0.625: t + t³·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error
@@ -11,15 +12,16 @@
 //    0.4 ulp each, the quotient 0.5: ≤ 2.2 ulp.
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
-//  - Erfc (N. Juffa's erfcf after Shepherd & Laframboise, Math. Comp. 36 (1981)):
-//    erfc(a) = r(a)·exp(−a²), r(a) = (1 + p(q))/(1 + 2a), q = (a − 2)/(a + 2), p a degree-9
-//    polynomial; Juffa measured 2.65 ulp with a correctly rounded exp, and our replay with
-//    mpmath measured 2.79 ulp on [−4, 10]. exp(−a²) is evaluated as exp(−s)·(1 + t), s = a²
-//    rounded and t = s − a² exact (an FMA residual, or Dekker's product where the target has no
-//    FMA): without t the rounding of s alone would cost a²/2 ulp (25 ulp at a = 7). With
-//    Highway's 1-ulp exp the bound becomes ≈ 3.3 ulp. The argument a = |x|/√2 of GELU carries
-//    its low part too (a = a_hi + a_lo), folded into t as −2·a_hi·a_lo: erfc's condition number
-//    is ≈ 2a², so a rounded a would cost up to a² ulp.
+//  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
+//    fitted with f32 coefficients to 0.1 ulp (tools/gelu_mills_fit.py): P and Q by Horner (½ ulp
+//    each at the last step, less before: positive terms), their quotient (½), e^{−x²/2} from the
+//    exact x²/2 (≈ 1 ulp, ExpTimes2PowF, and the residual's correction), the products (½ each).
+//    Measured against a long-double reference on every 61st f32 of [−16, 16]: 4.0 ulp for
+//    x ≥ 0 (Φ = 1 − Φ(−x) takes Φ(−x)'s absolute error), 4.7–5.9 for x < 0 on AVX2, 5.4–7.5 on
+//    the targets without FMA (two roundings per Horner step); the policy adds 2u times the
+//    condition ≈ x² for x < 0, the budget of the former erfc-based form, whose rounded argument
+//    x/√2 this form does not have.
+//  - SiluF: x/(1 + e^{−x}), ≤ 2 ulp measured (see there).
 #if defined(LMO_FAST_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef LMO_FAST_MATH_INL_H_
 #undef LMO_FAST_MATH_INL_H_
@@ -66,11 +68,13 @@ HWY_INLINE V ExpF(D d, V x) {
 // target without FMA (the larger error): at most 1.006 ulp, where Highway's Exp measured 1.032
 // on the same inputs; tests/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
 // exact (k ≥ −185 for x ≥ −128: the exponent stays normal).
-template <class D, class V>
-HWY_INLINE V ExpNonPosTimes2Pow64F(D d, V x) {
+// e^x·2^kBias without range checks, for x whose k = round(x·log2 e) keeps k + 127 + kBias in
+// [1, 254] (the exponent construction below wraps otherwise): the core of
+// ExpNonPosTimes2Pow64F and of the activations' exponentials (error analysis there).
+template <int kBias, class D, class V>
+HWY_INLINE V ExpTimes2PowF(D d, V x) {
   const hn::RebindToSigned<D> di;
   const V magic = hn::Set(d, 12582912.0f);  // 1.5·2^23
-  x = hn::Max(x, hn::Set(d, -128.0f));
   const V t = hn::MulAdd(x, hn::Set(d, 1.44269502162933349609375f), magic);
   const V k = hn::Sub(t, magic);
   V r = hn::NegMulAdd(k, hn::Set(d, 0.693359375f), x);
@@ -82,9 +86,31 @@ HWY_INLINE V ExpNonPosTimes2Pow64F(D d, V x) {
   q = hn::MulAdd(q, r, hn::Set(d, 0.4999999403953552f));
   const V p = hn::Add(hn::MulAdd(hn::Mul(r, r), q, r), hn::Set(d, 1.0f));
   // t's bits are 0x4B400000 + k; shifted left by 23 the constant part leaves the word.
-  const V scale = hn::BitCast(
-      d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127 + 64))));
+  const V scale =
+      hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::BitCast(di, t), hn::Set(di, 127 + kBias))));
   return hn::Mul(p, scale);
+}
+
+// 2^64·e^x for x ≤ 0, finite or −inf (no NaN), for the reductions that only need e^x
+// relative to a sum (softmax, log-sum-exp, cross-entropy): the kernels form e^{x}·2^64, whose
+// normal range reaches x = −131, so that every term whose quotient by the sum (≥ 2^64) is not
+// 0 in f32 is a normal number computed to full relative accuracy (a subnormal e^x would carry
+// an absolute error instead) and a single exponent construction suffices. x is clamped to
+// −128 (e^x·2^64 ≈ 5e-37 there: the quotient by the sum is < 2^-150 and the sum does not move).
+//
+// x = k·ln 2 + r, k = round(x·log2 e) by the 1.5·2^23 trick (its significand's low bits hold k),
+// |r| ≤ ln2/2 (plus 2^-22 where MulAdd is not fused); r = x − k·kLn2Hi is exact (kLn2Hi has 9
+// significant bits, |k| < 2^8: the product is exact, and Sterbenz's lemma makes the difference
+// exact), then − k·kLn2Lo rounds once (≤ ½ ulp of r: ≤ 0.18 ulp of e^r). e^r ≈ 1 + r + r²·q(r),
+// q a degree-4 minimax fit of (e^r − 1 − r)/r² on |r| ≤ 0.354 (relative error 3.5e-9 = 0.06
+// ulp); r + r²·q rounds once (≤ ¼ ulp of a result below 1) and the last addition once (½ ulp).
+// Bound ≈ 1 ulp. Measured over every f32 in [−128, 0] against a double exp, on the code of a
+// target without FMA (the larger error): at most 1.006 ulp, where Highway's Exp measured 1.032
+// on the same inputs; tests/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
+// exact (k ≥ −185 for x ≥ −128: the exponent stays normal).
+template <class D, class V>
+HWY_INLINE V ExpNonPosTimes2Pow64F(D d, V x) {
+  return ExpTimes2PowF<64>(d, hn::Max(x, hn::Set(d, -128.0f)));
 }
 
 // a·b − p exactly, for p = a·b rounded (|a·b| far from overflow), f32 or f64 lanes: one FMA
@@ -164,79 +190,54 @@ HWY_INLINE V SigmoidF(D d, V x) {
   return hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, one), hn::Add(one, e));
 }
 
-// erfc(a) for a = a_hi + a_lo ≥ 0 (a_lo tiny), returned as r·(1 + t) and s: erfc(a) ≈
-// r·(1 + t)·exp(−s). The caller applies exp(−s) so that it can avoid an early underflow.
-template <class D, class V>
-HWY_INLINE void ErfcParts(D d, V a, V a_lo, V& scaled, V& s) {
-  const V one = hn::Set(d, 1.0f), two = hn::Set(d, 2.0f);
-  // q = (a − 2)/(a + 2), then corrected by the residual of the division.
-  V p = hn::Add(a, two);
-  V r = hn::Div(one, p);
-  V q = hn::MulAdd(hn::Set(d, -4.0f), r, one);
-  V t = hn::MulAdd(hn::Add(q, one), hn::Set(d, -2.0f), a);  // a − 2(q + 1), exact product
-  const V aq = hn::Mul(a, q);
-  V e = hn::Sub(hn::Sub(t, aq), TwoProdLo(d, a, q, aq));  // t − a·q
-  q = hn::MulAdd(r, e, q);
-  // (1 + 2a)·exp(a²)·erfc(a) ≈ 1 + p(q), q in [−1, 0.668] for a in [0, 10.05]. Estrin's scheme
-  // (q² and q⁴ beside the pairs of coefficients): a short dependency chain, so that several
-  // vectors' evaluations overlap.
-  const V q2 = hn::Mul(q, q);
-  const V q4 = hn::Mul(q2, q2);
-  const V c01 = hn::MulAdd(hn::Set(d, -9.27639827e-2f), q, hn::Set(d, 2.76978403e-1f));
-  const V c23 = hn::MulAdd(hn::Set(d, 1.64055392e-1f), q, hn::Set(d, -1.66031361e-1f));
-  const V c45 = hn::MulAdd(hn::Set(d, -8.05991981e-3f), q, hn::Set(d, -5.42046614e-2f));
-  const V c67 = hn::MulAdd(hn::Set(d, 1.31355342e-3f), q, hn::Set(d, 8.63227434e-3f));
-  const V c89 = hn::MulAdd(hn::Set(d, -4.01139259e-4f), q, hn::Set(d, -1.23075210e-3f));
-  const V c03 = hn::MulAdd(c23, q2, c01);
-  const V c47 = hn::MulAdd(c67, q2, c45);
-  p = hn::MulAdd(hn::MulAdd(c89, q4, c47), q4, c03);
-  // (1 + p)/(1 + 2a), with one residual correction.
-  r = hn::Mul(hn::Div(one, hn::Add(a, hn::Set(d, 0.5f))), hn::Set(d, 0.5f));
-  q = hn::MulAdd(p, r, r);
-  t = hn::Add(q, q);
-  const V ta = hn::Mul(t, a);
-  e = hn::Add(hn::Sub(p, q), hn::Sub(hn::Sub(one, ta), TwoProdLo(d, t, a, ta)));  // 1 − t·a
-  r = hn::MulAdd(e, r, q);
-  // exp(−a²) = exp(−s)·(1 + t), t = s − a² = (s − a_hi²) − 2·a_hi·a_lo.
-  s = hn::Mul(a, a);
-  t = hn::Sub(hn::Neg(TwoProdLo(d, a, a, s)), hn::Mul(hn::Add(a, a), a_lo));
-  scaled = hn::MulAdd(r, t, r);
-}
-
-// GELU(x) = x/2·erfc(−x/√2) (the reference's stable form).
+// GELU(x) = x·Φ(x), with Φ(−t) = R(t)·e^{−t²/2} for t = |x| and Φ(t) = 1 − Φ(−t):
+// R(t) = erfc(t/√2)·e^{t²/2}/2 (the Mills ratio over √(2π)) is smooth, decreasing from ½ at 0
+// like 1/(t√(2π)) for large t, and a rational P(t)/Q(t) of degrees 5 and 6 with positive f32
+// coefficients fits it on [0, 14.5] to a relative 5.8e-9 (tools/gelu_mills_fit.py; Horner's
+// evaluation of positive terms at t ≥ 0 does not cancel). Working in x itself instead of erfc's
+// argument x/√2 avoids the rounded argument (erfc's condition is ≈ x², so a rounded x/√2 would
+// cost up to x² ulp): x²/2 is exact as x·x and its FMA residual, halved, and e^{−x²/2} =
+// e^{−s}·(1 − s_lo) for s = x²/2 rounded, s_lo its residual.
+// The exponential is formed as e^{−s}·2^64 (ExpTimes2PowF), normal down to s = 128, so that
+// x·Φ(x) for x ≪ 0 is a normal product rounded once into the subnormal range at the final
+// 2^-64 (GELU(x) underflows to −0 only below x ≈ −14.4). s > 128 (|x| > 16): Φ(−t) = 0 in
+// f32 for every product with x, and x·0 keeps −0 for finite x and makes −inf·0 = NaN, as the
+// reference computes; Φ(t) = 1 there. R is evaluated at min(t, 16) so that P and Q stay finite.
+// NaN: s and the exponent are NaN, the lane's Φ(−t) is zeroed and x·… stays NaN.
 template <class D, class V>
 HWY_INLINE V GeluF(D d, V x) {
-  const V half_x = hn::Mul(x, hn::Set(d, 0.5f));
-  const V ax = hn::Abs(x);
-  // 1/√2 = kC + kCLo, kC = 0x3F3504F3.
-  const V c = hn::Set(d, 0.707106769084930419921875f);
-  const V a = hn::Mul(ax, c);
-  const V a_lo = hn::MulAdd(ax, hn::Set(d, 1.2101617485882343e-08f), TwoProdLo(d, ax, c, a));
-  V scaled, s;
-  ErfcParts(d, a, a_lo, scaled, s);
-  const V zero = hn::Zero(d);
-  // x < 0: x/2·erfc(a) = (x/2·scaled)·exp(−s). Where exp(−s) would be subnormal (s > 80),
-  // exp(−s/2) is applied twice so that only the last product rounds into the subnormal range.
-  // The split's exponential is only evaluated when some lane needs it (lanes choose their
-  // value as before, so the results do not depend on their neighbours).
-  // −s ≤ 0: Highway's Exp needs no overflow check, and NaN lanes are replaced at the end.
-  const V exp_s = hn::Exp(d, hn::Neg(s));
-  const V head = hn::Mul(half_x, scaled);
-  V neg = hn::Mul(head, exp_s);
-  const auto deep = hn::Gt(s, hn::Set(d, 80.0f));
-  if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
-    const V h = ExpF(d, hn::Mul(s, hn::Set(d, -0.5f)));
-    neg = hn::IfThenElse(deep, hn::Mul(hn::Mul(head, h), h), neg);
-  }
-  // a > 20: erfc(a) = 0 in f32 after the factor x/2; x/2·0 keeps −0 and makes −inf·0 = NaN, as
-  // the reference computes.
-  const auto far = hn::Gt(a, hn::Set(d, 20.0f));
-  neg = hn::IfThenElse(far, hn::Mul(half_x, zero), neg);
-  // x ≥ 0: x/2·(2 − erfc(a)).
-  const V erfc_a = hn::IfThenElse(far, zero, hn::Mul(scaled, exp_s));
-  const V pos = hn::Mul(half_x, hn::Sub(hn::Set(d, 2.0f), erfc_a));
-  const V y = hn::IfThenElse(hn::Lt(x, zero), neg, pos);
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
+  const V t = hn::Min(hn::Abs(x), hn::Set(d, 16.0f));
+  const V x2 = hn::Mul(x, x);
+  const V x2_lo = TwoProdLo(d, x, x, x2);
+  const V neg_s = hn::Mul(x2, hn::Set(d, -0.5f));
+  const V sc = hn::Max(neg_s, hn::Set(d, -128.0f));
+  // e^{−x²/2}·2^64 = e^{−s}·2^64·(1 − s_lo), s_lo = x2_lo/2; zero beyond the clamp (and NaN).
+  const V e64 = ExpTimes2PowF<64>(d, sc);
+  const V e = hn::IfThenElseZero(hn::Eq(neg_s, sc),
+                                 hn::MulAdd(e64, hn::Mul(x2_lo, hn::Set(d, -0.5f)), e64));
+  // R(t) = P(t)/Q(t), the two Horner chains side by side.
+  V p = hn::Set(d, 9.530364186502993e-4f);
+  V q = hn::Set(d, 2.3889094591140747e-3f);
+  p = hn::MulAdd(p, t, hn::Set(d, 1.2250923551619053e-2f));
+  q = hn::MulAdd(q, t, hn::Set(d, 3.0708398669958115e-2f));
+  p = hn::MulAdd(p, t, hn::Set(d, 7.399705052375793e-2f));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.8787582218647003e-1f));
+  p = hn::MulAdd(p, t, hn::Set(d, 2.569059133529663e-1f));
+  q = hn::MulAdd(q, t, hn::Set(d, 6.746013760566711e-1f));
+  p = hn::MulAdd(p, t, hn::Set(d, 5.146387219429016e-1f));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.4716763496398926f));
+  p = hn::MulAdd(p, t, hn::Set(d, 0.5f));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.8271620273590088f));
+  q = hn::MulAdd(q, t, hn::Set(d, 1.0f));
+  // Φ(−t)·2^64.
+  const V tail = hn::Mul(hn::Div(p, q), e);
+  const V scale = hn::Set(d, 0x1p-64f);
+  // x ≤ 0: (x·Φ(x)·2^64)·2^-64 (±0 keep their sign); x > 0: x − x·Φ(−x), one rounding where
+  // MulAdd is fused (the tail's scaling is exact, or the tail is below 2^-126 and x − x·tail =
+  // x). The product takes min(x, 16): Φ(−x) = 0 beyond, and +inf − inf·0 would be NaN.
+  const V neg = hn::Mul(hn::Mul(x, tail), scale);
+  const V pos = hn::NegMulAdd(hn::Min(x, hn::Set(d, 16.0f)), hn::Mul(tail, scale), x);
+  return hn::IfThenElse(hn::Le(x, hn::Zero(d)), neg, pos);
 }
 
 // GELU-tanh(x) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³) (the reference's stable form).
@@ -260,10 +261,11 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   const V vh = hn::Mul(kh, mh);
   const V vl = hn::Add(TwoProdLo(d, kh, mh, vh), hn::MulAdd(kh, ml, hn::Mul(kl, mh)));
   // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}). v has the sign of x, so one
-  // exponential e^{−|v|} serves both; its argument is ≤ 0 (no overflow check needed, and NaN
-  // lanes are replaced at the end).
+  // exponential e^{−|v|} serves both; its argument is ≤ 0 and clamped at −87 (ExpTimes2PowF's
+  // exponent stays normal): for x > 0, 1 + e^{−87} = 1 already, and x < 0 with v < −80 takes the
+  // path below. NaN lanes are replaced at the end.
   const auto neg_x = hn::Lt(x, zero);
-  const V ev = hn::Exp(d, hn::Neg(hn::Abs(vh)));
+  const V ev = ExpTimes2PowF<0>(d, hn::Max(hn::Neg(hn::Abs(vh)), hn::Set(d, -87.0f)));
   const V en = hn::MulAdd(ev, vl, ev);
   V y = hn::Mul(
       x, hn::Div(hn::IfThenElse(neg_x, en, one), hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
@@ -280,13 +282,30 @@ HWY_INLINE V GeluTanhF(D d, V x) {
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
 
-// SiLU(x) = x·sigmoid(x), SigmoidF's form. Its exponential's argument −|x| is ≤ 0, so Highway's
-// Exp needs no overflow check here, nor the NaN one: Exp(NaN) = 0 gives x·1 = NaN.
+// SiLU(x) = x·sigmoid(x) = x/(1 + e^{−x}) for every x ≥ −88: one exponential, one addition and
+// one division, no sign select. For x < 0, e^{−x} = e^{|x|} > 1 enters the sum with condition
+// e/(1 + e) ≤ 1, so the bound is that of x ≥ 0: exp (≈ 1 ulp) + 1 + e (½) + the quotient (½)
+// ≈ 2 ulp, where the stable form x·e^{x}/(1 + e^{x}) rounds once more. The argument −x is
+// clamped below at −87 (for x > 87, 1 + e^{−x} = 1 in f32 whatever e^{−x} is), so the exponent
+// construction of ExpTimes2PowF stays normal up to −x = 88 (e^88 ≈ 1.7e38 < FLT_MAX).
+// x < −88 (e^{−x} overflows; SiLU(x) ≈ x·e^{x} is below 2^-120 and subnormal below x ≈ −91.8):
+// x·(e^{x}·2^64)·2^-64, the scaled exponential normal down to x = −128, so that only the last
+// product rounds into the subnormal range (e^{x} itself would be subnormal and carry an absolute
+// error that the factor |x| ≈ 100 would multiply: 52 ulp at x ≈ −100 in the stable form). Below
+// −128 the result rounds to −0 (|x·e^x| < 2^-170), and −inf gives −inf·0 = NaN as the
+// reference computes. These lanes are evaluated only when some lane needs them (a lane's value
+// never depends on its neighbours). NaN propagates through the quotient.
 template <class D, class V>
 HWY_INLINE V SiluF(D d, V x) {
-  const V one = hn::Set(d, 1.0f);
-  const V e = hn::Exp(d, hn::Neg(hn::Abs(x)));
-  return hn::Mul(x, hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, one), hn::Add(one, e)));
+  const V e = ExpTimes2PowF<0>(d, hn::Max(hn::Neg(x), hn::Set(d, -87.0f)));
+  V y = hn::Div(x, hn::Add(hn::Set(d, 1.0f), e));
+  const auto deep = hn::Lt(x, hn::Set(d, -88.0f));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
+    const V xc = hn::Max(x, hn::Set(d, -128.0f));
+    const V scaled = hn::IfThenElseZero(hn::Eq(x, xc), ExpTimes2PowF<64>(d, xc));
+    y = hn::IfThenElse(deep, hn::Mul(hn::Mul(x, scaled), hn::Set(d, 0x1p-64f)), y);
+  }
+  return y;
 }
 
 // ReLU(x) = max(0, x); NaN stays NaN, −0 becomes +0.
