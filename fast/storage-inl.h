@@ -223,15 +223,101 @@ HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t co
   std::memcpy(p, buf, count * sizeof(Elem<S>));
 }
 
+// bf16 elementwise maps without shuffles: one full vector of 2·Lanes(d) bf16 values splits into
+// the values at even positions (low halves shifted up) and at odd positions (high halves
+// masked), each an exact f32 vector, and two rounded results merge back the same way. Only
+// positions within the pair change, never a value: an elementwise fn gives every element the
+// result MapUnary/MapBinary give it. The widening and narrowing shuffles of LoadF/StoreF (half
+// of the vector work of a cheap elementwise op in bf16) disappear. Where a u16 vector does not
+// hold twice the f32 lanes (HWY_SCALAR: one lane of any type), the plain maps run.
+#undef LMO_FAST_BF16_PAIRS
+#if HWY_TARGET == HWY_SCALAR
+#define LMO_FAST_BF16_PAIRS 0
+#else
+#define LMO_FAST_BF16_PAIRS 1
+template <class D>
+using Bf16PairTag = hn::Repartition<uint16_t, D>;
+
+template <class D>
+HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& even,
+                             hn::Vec<D>& odd) {
+  const hn::RebindToUnsigned<D> du;
+  const auto w = hn::BitCast(du, hn::LoadU(Bf16PairTag<D>(), p));
+  even = hn::BitCast(d, hn::ShiftLeft<16>(w));
+  odd = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFFFF0000u)));
+}
+
+// The rounded even values go to the low halves, the odd ones stay in the high halves: one 16-bit
+// blend (OddEven) merges them, with no shift back for the odd half.
+template <class D>
+HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd) {
+  const Bf16PairTag<D> d16;
+  return hn::OddEven(hn::BitCast(d16, Bf16HighFromF32(d, odd)),
+                     hn::BitCast(d16, Bf16BitsFromF32(d, even)));
+}
+
+// The rounded values of two consecutive vectors (lo: the first Lanes(d) elements) as one vector
+// of bf16 in element order: the rounded patterns stay in the high halves and one ConcatOdd packs
+// them (AVX2: two shifts, one pack and one lane permute for 2·Lanes(d) values, where StoreF takes
+// a shift, a pack and a permute per Lanes(d)). For results that must stay in element order (row
+// passes whose vectors come from an ordered reduction), where pairs would reorder them.
+template <class D>
+HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Ordered(D d, hn::Vec<D> lo, hn::Vec<D> hi) {
+  const Bf16PairTag<D> d16;
+  return hn::ConcatOdd(d16, hn::BitCast(d16, Bf16HighFromF32(d, hi)),
+                       hn::BitCast(d16, Bf16HighFromF32(d, lo)));
+}
+
+// y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),
+// streamed as StoreVectors does. Returns the index it stopped at.
+template <class D, class At>
+HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool stream,
+                                 const At& at) {
+  const Bf16PairTag<D> d16;
+  const size_t M = hn::Lanes(d16);
+  size_t i = StreamStart<Storage::bf16>(d, y, n, stream);
+  // StreamStart's conditions on Lanes(d) f32 lanes hold for the pairs too (2·Lanes(d) bf16 values
+  // are twice the bytes and still divide a line where x86 streams). The head's last ordinary
+  // store may overlap the first streamed one (the same values twice), as in StoreVectors.
+  if (i < n && 64 % (M * sizeof(uint16_t)) == 0) {
+    for (size_t j = 0; j < i; j += M) hn::StoreU(at(j), d16, y + j);
+    for (; i + 4 * M <= n; i += 4 * M) {
+      const auto v0 = at(i), v1 = at(i + M), v2 = at(i + 2 * M), v3 = at(i + 3 * M);
+      hn::Stream(v0, d16, y + i);
+      hn::Stream(v1, d16, y + i + M);
+      hn::Stream(v2, d16, y + i + 2 * M);
+      hn::Stream(v3, d16, y + i + 3 * M);
+    }
+    hwy::FlushStream();
+  } else {
+    i = 0;
+  }
+  for (; i + M <= n; i += M) hn::StoreU(at(i), d16, y + i);
+  return i;
+}
+#endif  // HWY_TARGET == HWY_SCALAR
+
 // y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
 // ordinary stores up to the first line boundary (the last may overlap it, writing the same
 // values twice), then groups of four vectors computed first and streamed back to back, so that
 // each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
-// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
-// Returns the index it stopped at.
+// left partial, e.g. by stores spread over a long computation, goes to memory in pieces). bf16
+// stores two vectors at a time (Bf16Ordered) through StoreBf16Pairs. Returns the index it
+// stopped at.
 template <Storage S, class D, class At>
 HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
   const size_t N = hn::Lanes(d);
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    // Two vectors per store, in element order (Bf16Ordered); the same rounded values.
+    size_t k = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+      const auto lo = at(j);
+      return Bf16Ordered(d, lo, at(j + N));
+    });
+    for (; k + N <= n; k += N) StoreF<S>(d, at(k), y + k);
+    return k;
+  }
+#endif
   size_t i = StreamStart<S>(d, y, n, stream);
   if (i < n) {
     for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
@@ -272,68 +358,6 @@ HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY
     StoreTailF<S>(d, fn(d, va, vb), y + i, n - i);
   }
 }
-
-// bf16 elementwise maps without shuffles: one full vector of 2·Lanes(d) bf16 values splits into
-// the values at even positions (low halves shifted up) and at odd positions (high halves
-// masked), each an exact f32 vector, and two rounded results merge back the same way. Only
-// positions within the pair change, never a value: an elementwise fn gives every element the
-// result MapUnary/MapBinary give it. The widening and narrowing shuffles of LoadF/StoreF (half
-// of the vector work of a cheap elementwise op in bf16) disappear. Where a u16 vector does not
-// hold twice the f32 lanes (HWY_SCALAR: one lane of any type), the plain maps run.
-#undef LMO_FAST_BF16_PAIRS
-#if HWY_TARGET == HWY_SCALAR
-#define LMO_FAST_BF16_PAIRS 0
-#else
-#define LMO_FAST_BF16_PAIRS 1
-template <class D>
-using Bf16PairTag = hn::Repartition<uint16_t, D>;
-
-template <class D>
-HWY_INLINE void LoadBf16Pair(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& even,
-                             hn::Vec<D>& odd) {
-  const hn::RebindToUnsigned<D> du;
-  const auto w = hn::BitCast(du, hn::LoadU(Bf16PairTag<D>(), p));
-  even = hn::BitCast(d, hn::ShiftLeft<16>(w));
-  odd = hn::BitCast(d, hn::And(w, hn::Set(du, 0xFFFF0000u)));
-}
-
-// The rounded even values go to the low halves, the odd ones stay in the high halves: one 16-bit
-// blend (OddEven) merges them, with no shift back for the odd half.
-template <class D>
-HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd) {
-  const Bf16PairTag<D> d16;
-  return hn::OddEven(hn::BitCast(d16, Bf16HighFromF32(d, odd)),
-                     hn::BitCast(d16, Bf16BitsFromF32(d, even)));
-}
-
-// y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),
-// streamed as StoreVectors does. Returns the index it stopped at.
-template <class D, class At>
-HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool stream,
-                                 const At& at) {
-  const Bf16PairTag<D> d16;
-  const size_t M = hn::Lanes(d16);
-  size_t i = StreamStart<Storage::bf16>(d, y, n, stream);
-  // StreamStart's conditions on Lanes(d) f32 lanes hold for the pairs too (2·Lanes(d) bf16 values
-  // are twice the bytes and still divide a line where x86 streams). The head's last ordinary
-  // store may overlap the first streamed one (the same values twice), as in StoreVectors.
-  if (i < n && 64 % (M * sizeof(uint16_t)) == 0) {
-    for (size_t j = 0; j < i; j += M) hn::StoreU(at(j), d16, y + j);
-    for (; i + 4 * M <= n; i += 4 * M) {
-      const auto v0 = at(i), v1 = at(i + M), v2 = at(i + 2 * M), v3 = at(i + 3 * M);
-      hn::Stream(v0, d16, y + i);
-      hn::Stream(v1, d16, y + i + M);
-      hn::Stream(v2, d16, y + i + 2 * M);
-      hn::Stream(v3, d16, y + i + 3 * M);
-    }
-    hwy::FlushStream();
-  } else {
-    i = 0;
-  }
-  for (; i + M <= n; i += M) hn::StoreU(at(i), d16, y + i);
-  return i;
-}
-#endif  // HWY_TARGET == HWY_SCALAR
 
 // MapUnary for bf16 through pairs; the rest (< 2·Lanes(d) elements) through MapUnary.
 template <class D, class Fn>
