@@ -301,23 +301,11 @@ HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool s
 // ordinary stores up to the first line boundary (the last may overlap it, writing the same
 // values twice), then groups of four vectors computed first and streamed back to back, so that
 // each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
-// left partial, e.g. by stores spread over a long computation, goes to memory in pieces). bf16
-// stores two vectors at a time (Bf16Ordered) through StoreBf16Pairs. Returns the index it
-// stopped at.
+// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
+// Returns the index it stopped at.
 template <Storage S, class D, class At>
 HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
   const size_t N = hn::Lanes(d);
-#if LMO_FAST_BF16_PAIRS
-  if constexpr (S == Storage::bf16) {
-    // Two vectors per store, in element order (Bf16Ordered); the same rounded values.
-    size_t k = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
-      const auto lo = at(j);
-      return Bf16Ordered(d, lo, at(j + N));
-    });
-    for (; k + N <= n; k += N) StoreF<S>(d, at(k), y + k);
-    return k;
-  }
-#endif
   size_t i = StreamStart<S>(d, y, n, stream);
   if (i < n) {
     for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
@@ -334,6 +322,27 @@ HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stre
   }
   for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
   return i;
+}
+
+// StoreVectors with bf16 stored two vectors at a time (Bf16Ordered, through StoreBf16Pairs): the
+// same rounded values in the same places, for row passes whose at(i) must stay in element order.
+// A separate function rather than a branch of StoreVectors, which the elementwise maps inline
+// for their tails: the extra code there cost their bf16 loops spilled registers.
+template <Storage S, class D, class At>
+HWY_INLINE size_t StoreVectorsOrdered(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream,
+                                      const At& at) {
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    const size_t N = hn::Lanes(d);
+    size_t i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+      const auto lo = at(j);
+      return Bf16Ordered(d, lo, at(j + N));
+    });
+    for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
+    return i;
+  }
+#endif
+  return StoreVectors<S>(d, y, n, stream, at);
 }
 
 // y[i] = fn(d, x[i]) for i < n, every element through the same vector code (elementwise, so the
