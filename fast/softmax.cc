@@ -237,7 +237,7 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
         const auto vs = hn::Set(d, st.sum);
         Elem<S>* const pr = p + static_cast<size_t>(r) * n;
         const auto at = [&](size_t j) HWY_ATTR { return hn::Div(hn::LoadU(d, e + j), vs); };
-        const size_t i = StoreVectors<S>(d, pr, n, stream, at);
+        const size_t i = StoreVectorsOrdered<S>(d, pr, n, stream, at);
         if (i < n) StoreTailF<S>(d, at(i), pr + i, n - i);
       }
     }
@@ -313,7 +313,7 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
         const double scale = 1.0 + 2.0 * lam * lse;
         const V k = hn::Set(d, static_cast<float>(scale / static_cast<double>(st.sum)));
         const auto at = [&](size_t j) HWY_ATTR { return hn::Mul(hn::LoadU(d, e + j), k); };
-        const size_t i = StoreVectors<S>(d, gr, n, stream, at);
+        const size_t i = StoreVectorsOrdered<S>(d, gr, n, stream, at);
         if (i < n) StoreTailF<S>(d, at(i), gr + i, n - i);
         store_f32(S, gr, static_cast<int64_t>(t),
                   static_cast<float>(TargetGrad(zt, zt_raw, lse, scale, cap, kCapped)));

@@ -223,56 +223,6 @@ HWY_INLINE void StoreTailF(D d, hn::Vec<D> v, Elem<S>* HWY_RESTRICT p, size_t co
   std::memcpy(p, buf, count * sizeof(Elem<S>));
 }
 
-// y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
-// ordinary stores up to the first line boundary (the last may overlap it, writing the same
-// values twice), then groups of four vectors computed first and streamed back to back, so that
-// each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
-// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
-// Returns the index it stopped at.
-template <Storage S, class D, class At>
-HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
-  const size_t N = hn::Lanes(d);
-  size_t i = StreamStart<S>(d, y, n, stream);
-  if (i < n) {
-    for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
-    for (; i + 4 * N <= n; i += 4 * N) {
-      const auto v0 = at(i), v1 = at(i + N), v2 = at(i + 2 * N), v3 = at(i + 3 * N);
-      StreamF<S>(d, v0, y + i);
-      StreamF<S>(d, v1, y + i + N);
-      StreamF<S>(d, v2, y + i + 2 * N);
-      StreamF<S>(d, v3, y + i + 3 * N);
-    }
-    hwy::FlushStream();
-  } else {
-    i = 0;
-  }
-  for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
-  return i;
-}
-
-// y[i] = fn(d, x[i]) for i < n, every element through the same vector code (elementwise, so the
-// value of y[i] never depends on i's place in a vector); stream: see StoreVectors.
-template <Storage S, class D, class Fn>
-HWY_INLINE void MapUnary(D d, const Elem<S>* HWY_RESTRICT x, Elem<S>* HWY_RESTRICT y, size_t n,
-                         const Fn& fn, bool stream = false) {
-  const size_t i =
-      StoreVectors<S>(d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, x + j)); });
-  if (i < n) StoreTailF<S>(d, fn(d, LoadTailF<S>(d, x + i, n - i, 0.0f)), y + i, n - i);
-}
-
-// y[i] = fn(d, a[i], b[i]) for i < n.
-template <Storage S, class D, class Fn>
-HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY_RESTRICT b,
-                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn, bool stream = false) {
-  const size_t i = StoreVectors<S>(
-      d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, a + j), LoadF<S>(d, b + j)); });
-  if (i < n) {
-    const auto va = LoadTailF<S>(d, a + i, n - i, 0.0f);
-    const auto vb = LoadTailF<S>(d, b + i, n - i, 0.0f);
-    StoreTailF<S>(d, fn(d, va, vb), y + i, n - i);
-  }
-}
-
 // bf16 elementwise maps without shuffles: one full vector of 2·Lanes(d) bf16 values splits into
 // the values at even positions (low halves shifted up) and at odd positions (high halves
 // masked), each an exact f32 vector, and two rounded results merge back the same way. Only
@@ -306,6 +256,18 @@ HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Pair(D d, hn::Vec<D> even, hn::Vec<D> odd
                      hn::BitCast(d16, Bf16BitsFromF32(d, even)));
 }
 
+// The rounded values of two consecutive vectors (lo: the first Lanes(d) elements) as one vector
+// of bf16 in element order: the rounded patterns stay in the high halves and one ConcatOdd packs
+// them (AVX2: two shifts, one pack and one lane permute for 2·Lanes(d) values, where StoreF takes
+// a shift, a pack and a permute per Lanes(d)). For results that must stay in element order (row
+// passes whose vectors come from an ordered reduction), where pairs would reorder them.
+template <class D>
+HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16Ordered(D d, hn::Vec<D> lo, hn::Vec<D> hi) {
+  const Bf16PairTag<D> d16;
+  return hn::ConcatOdd(d16, hn::BitCast(d16, Bf16HighFromF32(d, hi)),
+                       hn::BitCast(d16, Bf16HighFromF32(d, lo)));
+}
+
 // y[i] = pair(j) for whole pairs of vectors (at(j): the packed results for y[j, j + 2·Lanes(d))),
 // streamed as StoreVectors does. Returns the index it stopped at.
 template <class D, class At>
@@ -334,6 +296,77 @@ HWY_INLINE size_t StoreBf16Pairs(D d, uint16_t* HWY_RESTRICT y, size_t n, bool s
   return i;
 }
 #endif  // HWY_TARGET == HWY_SCALAR
+
+// y[i] = at(i) for i < n − n % Lanes(d), one vector at a time: with stream (see StreamStart),
+// ordinary stores up to the first line boundary (the last may overlap it, writing the same
+// values twice), then groups of four vectors computed first and streamed back to back, so that
+// each line's streamed stores are adjacent and fill the write-combining buffer at once (a line
+// left partial, e.g. by stores spread over a long computation, goes to memory in pieces).
+// Returns the index it stopped at.
+template <Storage S, class D, class At>
+HWY_INLINE size_t StoreVectors(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream, const At& at) {
+  const size_t N = hn::Lanes(d);
+  size_t i = StreamStart<S>(d, y, n, stream);
+  if (i < n) {
+    for (size_t j = 0; j < i; j += N) StoreF<S>(d, at(j), y + j);
+    for (; i + 4 * N <= n; i += 4 * N) {
+      const auto v0 = at(i), v1 = at(i + N), v2 = at(i + 2 * N), v3 = at(i + 3 * N);
+      StreamF<S>(d, v0, y + i);
+      StreamF<S>(d, v1, y + i + N);
+      StreamF<S>(d, v2, y + i + 2 * N);
+      StreamF<S>(d, v3, y + i + 3 * N);
+    }
+    hwy::FlushStream();
+  } else {
+    i = 0;
+  }
+  for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
+  return i;
+}
+
+// StoreVectors with bf16 stored two vectors at a time (Bf16Ordered, through StoreBf16Pairs): the
+// same rounded values in the same places, for row passes whose at(i) must stay in element order.
+// A separate function rather than a branch of StoreVectors, which the elementwise maps inline
+// for their tails: the extra code there cost their bf16 loops spilled registers.
+template <Storage S, class D, class At>
+HWY_INLINE size_t StoreVectorsOrdered(D d, Elem<S>* HWY_RESTRICT y, size_t n, bool stream,
+                                      const At& at) {
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    const size_t N = hn::Lanes(d);
+    size_t i = StoreBf16Pairs(d, y, n, stream, [&](size_t j) {
+      const auto lo = at(j);
+      return Bf16Ordered(d, lo, at(j + N));
+    });
+    for (; i + N <= n; i += N) StoreF<S>(d, at(i), y + i);
+    return i;
+  }
+#endif
+  return StoreVectors<S>(d, y, n, stream, at);
+}
+
+// y[i] = fn(d, x[i]) for i < n, every element through the same vector code (elementwise, so the
+// value of y[i] never depends on i's place in a vector); stream: see StoreVectors.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapUnary(D d, const Elem<S>* HWY_RESTRICT x, Elem<S>* HWY_RESTRICT y, size_t n,
+                         const Fn& fn, bool stream = false) {
+  const size_t i =
+      StoreVectors<S>(d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, x + j)); });
+  if (i < n) StoreTailF<S>(d, fn(d, LoadTailF<S>(d, x + i, n - i, 0.0f)), y + i, n - i);
+}
+
+// y[i] = fn(d, a[i], b[i]) for i < n.
+template <Storage S, class D, class Fn>
+HWY_INLINE void MapBinary(D d, const Elem<S>* HWY_RESTRICT a, const Elem<S>* HWY_RESTRICT b,
+                          Elem<S>* HWY_RESTRICT y, size_t n, const Fn& fn, bool stream = false) {
+  const size_t i = StoreVectors<S>(
+      d, y, n, stream, [&](size_t j) { return fn(d, LoadF<S>(d, a + j), LoadF<S>(d, b + j)); });
+  if (i < n) {
+    const auto va = LoadTailF<S>(d, a + i, n - i, 0.0f);
+    const auto vb = LoadTailF<S>(d, b + i, n - i, 0.0f);
+    StoreTailF<S>(d, fn(d, va, vb), y + i, n - i);
+  }
+}
 
 // MapUnary for bf16 through pairs; the rest (< 2·Lanes(d) elements) through MapUnary.
 template <class D, class Fn>

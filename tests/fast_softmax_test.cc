@@ -129,6 +129,46 @@ TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   }
 }
 
+// bf16 outputs leave the kernels through their own store path (two rounded vectors packed per
+// store, streamed for large outputs); the values are those of the f32 path on the same exact
+// inputs, rounded once to nearest-even by the scalar bf16_from_f32 of fast/storage.h, bit for
+// bit. Widths with tails, one vector's worth, and an output of 16 MiB (streamed).
+TEST(FastSoftmax, Bf16OutputIsTheRoundedF32Output) {
+  struct Shape {
+    int64_t rows, n;
+  };
+  for (const Shape sh : {Shape{3, 37}, Shape{2, 4099}, Shape{1, 32}, Shape{256, 32768}}) {
+    const size_t count = static_cast<size_t>(sh.rows * sh.n);
+    // Logits uniform in [−8, 8) from a fixed integer hash (fast to fill 8M of them), exact in bf16.
+    std::vector<uint16_t> zv(count), pb(count), gb(count);
+    std::vector<float> zf(count), pf(count), gf(count), loss(sh.rows), logz(sh.rows);
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+      h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
+      zv[i] = bf16_from_f32(static_cast<float>(h >> 40) * 0x1p-20f - 8.0f);
+      zf[i] = f32_from_bf16(zv[i]);
+    }
+    const uint16_t* zb = zv.data();
+    const ref::Tensor tt = targets(51, sh.rows, sh.n);
+    const int64_t* target = tt.as<int64_t>().data();
+    for_each_target([&](const std::string& t) {
+      softmax(Storage::f32, zf.data(), pf.data(), sh.rows, sh.n);
+      softmax(Storage::bf16, zb, pb.data(), sh.rows, sh.n);
+      cross_entropy(Storage::f32, zf.data(), target, sh.rows, sh.n, 1e-4f, 30.0f, loss.data(),
+                    logz.data(), gf.data());
+      cross_entropy(Storage::bf16, zb, target, sh.rows, sh.n, 1e-4f, 30.0f, loss.data(),
+                    logz.data(), gb.data());
+      size_t bad_p = 0, bad_g = 0;
+      for (size_t i = 0; i < count; ++i) {
+        bad_p += pb[i] != bf16_from_f32(pf[i]);
+        bad_g += gb[i] != bf16_from_f32(gf[i]);
+      }
+      EXPECT_EQ(bad_p, 0u) << t << " softmax " << sh.rows << "x" << sh.n;
+      EXPECT_EQ(bad_g, 0u) << t << " cross_entropy grad " << sh.rows << "x" << sh.n;
+    });
+  }
+}
+
 TEST(FastCrossEntropy, Validation) {
   float z[4] = {0, 1, 2, 3}, loss[1], logz[1], g[4];
   const int64_t bad[1] = {4}, ok[1] = {3};
