@@ -1,10 +1,12 @@
 // F06 activations, elementwise over n values in storage s (f32 compute, outputs rounded to
 // nearest-even). Mirrors reference/activations.h's default (stable) forms:
 //   relu(x) = max(0, x) (NaN stays NaN, −0 → +0);
-//   gelu(x) = x/2·erfc(−x/√2) with the project's own f32 erfc (fast/math-inl.h, error analysis
-//             there), so GELU keeps full relative accuracy for x ≪ 0;
+//   gelu(x) = x·Φ(x) = x/2·erfc(−x/√2), with Φ(−|x|) as a rational times e^{−x²/2}
+//             (fast/math-inl.h, error analysis there), so GELU keeps its relative accuracy
+//             for x ≪ 0;
 //   gelu_tanh(x) = x·sigmoid(2u), u = √(2/π)(x + 0.044715x³), u carried in double-float;
-//   silu(x) = x·sigmoid(x), sigmoid in the overflow-free form.
+//   silu(x) = x·sigmoid(x) = x/(1 + e^{−x}); below x = −88, where e^{−x} overflows, x·e^x
+//             scaled by 2^64 so that only the last product rounds into the subnormal range.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 
 #include "support/run_cli.h"
 
@@ -41,8 +42,9 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
     EXPECT_GT(row.at("size").get<int64_t>(), 0);
   }
   EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
-  for (const char* op : {"rmsnorm", "layernorm", "softmax", "cross_entropy", "rope", "rope_table",
-                         "swiglu_gate", "geglu_gate", "softcap", "softcap_wide", "attention"}) {
+  for (const char* op :
+       {"rmsnorm", "layernorm", "softmax", "cross_entropy", "rope", "rope_table", "swiglu_gate",
+        "geglu_gate", "reglu_gate", "geglu_tanh_gate", "softcap", "softcap_wide", "attention"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
   // Ops of the list without a fast kernel would be named here; every one has one now.
@@ -50,16 +52,16 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
 }
 
 TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
-  const auto r =
-      run_cli("bench --quick --json --format bf16 --filter '^(softcap|softcap_wide|swiglu_gate)$'");
+  const auto r = run_cli("bench --quick --json --format bf16 --filter 'softcap|glu'");
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 3u) << r.out;
+  ASSERT_EQ(j.at("rows").size(), 6u) << r.out;
   for (const auto& row : j.at("rows")) {
     const int64_t n = row.at("size");
     EXPECT_EQ(n, int64_t{1} << 20);
     // bf16: 2 bytes an element; softcap reads z and writes y, a GLU gate reads two and writes one.
-    const int64_t arrays = row.at("op") == "swiglu_gate" ? 3 : 2;
+    const bool gate = row.at("op").get<std::string>().find("glu") != std::string::npos;
+    const int64_t arrays = gate ? 3 : 2;
     EXPECT_EQ(row.at("bytes").get<int64_t>(), arrays * 2 * n) << row;
   }
 }
@@ -104,12 +106,10 @@ TEST(BenchCli, BadOptionsAreExit2NamingTheOption) {
     const char* args;
     const char* names;
   };
-  for (const Bad& b : {Bad{"bench --backend nope", "--backend"},
-                       Bad{"bench --format e4m3", "--format"},
-                       Bad{"bench --threads 0", "--threads"},
-                       Bad{"bench --size 1000000000000", "--size"},
-                       Bad{"bench --repetitions 0", "--repetitions"},
-                       Bad{"bench --filter '('", "--filter"}}) {
+  for (const Bad& b :
+       {Bad{"bench --backend nope", "--backend"}, Bad{"bench --format e4m3", "--format"},
+        Bad{"bench --threads 0", "--threads"}, Bad{"bench --size 1000000000000", "--size"},
+        Bad{"bench --repetitions 0", "--repetitions"}, Bad{"bench --filter '('", "--filter"}}) {
     const auto r = run_cli(b.args);
     EXPECT_EQ(r.code, 2) << b.args << "\n" << r.out;
     EXPECT_TRUE(contains(r.out, b.names)) << b.args << "\n" << r.out;

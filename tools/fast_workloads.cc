@@ -56,14 +56,14 @@ Workload norm(Storage s, int64_t elements, bool layer) {
   w.shape = std::to_string(rows) + "x" + std::to_string(d);
   w.elements = rows * d;
   w.bytes = (2 * rows * d + (layer ? 2 : 1) * d) * width(s);
-  w.run = layer ? std::function<void()>([b, s, rows, d] {
-    fast::layernorm(s, b->a[0].data(), b->a[1].data(), b->a[2].data(), b->a[3].data(), rows, d,
-                    1e-5f);
-  })
-                : std::function<void()>([b, s, rows, d] {
-                    fast::rmsnorm(s, b->a[0].data(), b->a[1].data(), b->a[3].data(), rows, d,
-                                  1e-6f);
-                  });
+  w.run = layer
+              ? std::function<void()>([b, s, rows, d] {
+                  fast::layernorm(s, b->a[0].data(), b->a[1].data(), b->a[2].data(), b->a[3].data(),
+                                  rows, d, 1e-5f);
+                })
+              : std::function<void()>([b, s, rows, d] {
+                  fast::rmsnorm(s, b->a[0].data(), b->a[1].data(), b->a[3].data(), rows, d, 1e-6f);
+                });
   w.buffers = bufs;
   return w;
 }
@@ -188,8 +188,8 @@ Workload softcap(Storage s, int64_t elements, bool wide) {
 
 const std::vector<std::string>& fast_workload_ops() {
   static const std::vector<std::string> ops = {
-      "rmsnorm",    "layernorm",   "softmax",    "cross_entropy", "rope",
-      "rope_table", "swiglu_gate", "geglu_gate", "softcap",       "softcap_wide"};
+      "rmsnorm",     "layernorm",  "softmax",    "cross_entropy",   "rope",    "rope_table",
+      "swiglu_gate", "geglu_gate", "reglu_gate", "geglu_tanh_gate", "softcap", "softcap_wide"};
   return ops;
 }
 
@@ -202,6 +202,10 @@ Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
   if (op == "rope_table") return rope(s, elements, true);
   if (op == "swiglu_gate") return glu(s, elements, fast::Activation::silu, "swiglu_gate");
   if (op == "geglu_gate") return glu(s, elements, fast::Activation::gelu, "geglu_gate");
+  if (op == "reglu_gate") return glu(s, elements, fast::Activation::relu, "reglu_gate");
+  if (op == "geglu_tanh_gate") {
+    return glu(s, elements, fast::Activation::gelu_tanh, "geglu_tanh_gate");
+  }
   if (op == "softcap") return softcap(s, elements, false);
   if (op == "softcap_wide") return softcap(s, elements, true);
   throw std::invalid_argument("fast_workload: no workload named " + op);
