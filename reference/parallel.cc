@@ -5,14 +5,32 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "reference/number_types.h"
+
 namespace lmo::ref {
 namespace {
 std::atomic<int> g_threads{0};
+
+// Boost's numeric_limits<mp> (min, max, epsilon, round_error, infinity, quiet_NaN) fill a
+// function-local static by hand (a flag set before the value), which is not thread-safe: two
+// workers making their first call at once could copy the value while it is still 0, so a fully
+// masked attention row came out 0 instead of NaN in a few runs of the sanitized build. Made once
+// here, under C++'s thread-safe static initialization, before any worker starts.
+void init_mp_limits() {
+  using L = std::numeric_limits<mp>;
+  static const bool ready = [] {
+    (void)(L::min)(), (void)(L::max)(), (void)L::epsilon(), (void)L::round_error();
+    (void)L::infinity(), (void)L::quiet_NaN();
+    return true;
+  }();
+  (void)ready;
 }
+}  // namespace
 
 void set_reference_threads(int n) { g_threads = n < 0 ? 0 : n; }
 
@@ -29,6 +47,7 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
   }
+  init_mp_limits();
   std::exception_ptr error;
   std::mutex error_mutex;
   std::vector<std::thread> pool;
