@@ -24,8 +24,9 @@
 //  - RoPE rotates the whole head (no partial rotary in any preset); its pair layout is
 //    rope_layout_for(preset).
 //  - YaRN (F11) for standard attention multiplies cos and sin by yarn_mscale(s) (HF transformers'
-//    default attention factor); for MLA (DeepSeek) only the frequencies are scaled: DeepSeek's
-//    softmax-scale correction mscale_all_dim is not in the preset and is not applied.
+//    default attention factor); for MLA (DeepSeek) the frequencies are scaled and the softmax
+//    scale is multiplied by yarn_mscale(s, mscale_all_dim)² (mla.h's mla_scale, as DeepSeek's
+//    code does; cos and sin are left alone since its mscale equals mscale_all_dim).
 //  - T5 (M12): the relative bias table is shared by every layer, the decoder's causal buckets
 //    are used (bidirectional = false), and logits are not scaled by 1/√d (T5 folds that into its
 //    initialization). Only the decoder's self-attention is modelled, no cross-attention.

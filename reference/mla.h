@@ -52,7 +52,9 @@ struct MlaConfig {
   mp rope_base = mp(10000);
   RopeLayout rope_layout = RopeLayout::kInterleaved;
   // F11 scaling of the rotary frequencies (DeepSeek-V2/V3: YaRN); empty: plain F10 frequencies.
-  // Only the frequencies change: YaRN's attention temperature is not applied here.
+  // YaRN's attention temperature, where the scaling names mscale_all_dim, multiplies the softmax
+  // scale (mla_scale), not cos and sin: only the d_h^R rotary part of each logit is rotated, so a
+  // factor on cos and sin would scale that part alone.
   std::optional<RopeScaling> rope_scaling;
   MlaScale scale = MlaScale::kStandard;
 };
@@ -165,12 +167,19 @@ inline void validate_mla_input(int64_t cols, const MlaConfig& c, const std::stri
   }
 }
 
-// The softmax scale of eq. 46 as an exact mp value (rounded once to T by attention()).
+// The softmax scale of eq. 46 as an exact mp value (rounded once to T by attention()), times
+// YaRN's temperature m² for m = yarn_mscale(s, mscale_all_dim) = 0.1·mscale_all_dim·ln s + 1 where
+// the scaling asks for it (F11: logits q·k/(t·√d) with √(1/t) = m; DeepSeek's released code
+// multiplies its softmax scale by m·m the same way).
 inline mp mla_scale(const MlaConfig& c) {
   using std::sqrt;
   const mp dh(c.head_dim), dr(c.rope_dim);
-  return c.scale == MlaScale::kStandard ? mp(mp(1) / sqrt(mp(dh + dr)))
-                                        : mp(mp(1) / sqrt(mp(dh + dh * dh)));
+  const mp base = c.scale == MlaScale::kStandard ? mp(mp(1) / sqrt(mp(dh + dr)))
+                                                 : mp(mp(1) / sqrt(mp(dh + dh * dh)));
+  const std::optional<RopeScaling>& s = c.rope_scaling;
+  if (!s || s->kind != RopeScalingKind::kYarn || s->mscale_all_dim.empty()) return base;
+  const mp m = yarn_mscale(preset_constant<mp>(s->factor), preset_constant<mp>(s->mscale_all_dim));
+  return mp(base * mp(m * m));
 }
 
 // Rotates each of the `groups` slices of width r in every row of x; row t is at position

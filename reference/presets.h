@@ -63,6 +63,9 @@ struct RopeScaling {
   std::string_view high_freq_factor = {};  // Llama 3.1
   std::string_view beta_fast = {};         // YaRN
   std::string_view beta_slow = {};         // YaRN
+  // YaRN on MLA (DeepSeek's mscale_all_dim): the attention temperature is applied to the softmax
+  // scale, times yarn_mscale(factor, mscale_all_dim)² (mla.h); empty: not applied.
+  std::string_view mscale_all_dim = {};
 };
 
 // F19 multi-head latent attention.
@@ -253,11 +256,13 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.d_ff = 12288;  // the dense first layer
       p.n_layers = 60, p.context = 131072, p.vocab = 102400;
       p.norm = NormKind::kRmsNorm, p.norm_eps = "1e-6", p.gated = true, p.rope_base = "10000";
+      // YaRN's temperature from config.json's mscale_all_dim: √t = 0.0707·ln s + 1 (V2 paper)
       p.rope_scaling = RopeScaling{.kind = RopeScalingKind::kYarn,
                                    .factor = "40",
                                    .original_context = 4096,
                                    .beta_fast = "32",
-                                   .beta_slow = "1"};
+                                   .beta_slow = "1",
+                                   .mscale_all_dim = "0.707"};
       p.mla = MlaDims{.d_c = 512, .d_c_q = 1536, .d_h = 128, .d_rope = 64, .d_v = 128};
       p.moe = MoeDims{.n_routed = 160,
                       .n_shared = 2,
@@ -281,11 +286,13 @@ inline const std::vector<ModelPreset>& model_presets() {
       p.d_ff = 18432;  // the three dense first layers
       p.n_layers = 61, p.context = 131072, p.vocab = 129280;
       p.norm = NormKind::kRmsNorm, p.norm_eps = "1e-6", p.gated = true, p.rope_base = "10000";
+      // YaRN's temperature from config.json's mscale_all_dim: √t = 0.1·ln s + 1 (F11 as written)
       p.rope_scaling = RopeScaling{.kind = RopeScalingKind::kYarn,
                                    .factor = "40",
                                    .original_context = 4096,
                                    .beta_fast = "32",
-                                   .beta_slow = "1"};
+                                   .beta_slow = "1",
+                                   .mscale_all_dim = "1"};
       p.mla = MlaDims{.d_c = 512, .d_c_q = 1536, .d_h = 128, .d_rope = 64, .d_v = 128};
       p.moe = MoeDims{.n_routed = 256,
                       .n_shared = 1,

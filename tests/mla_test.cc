@@ -83,6 +83,38 @@ TEST(Mla, LiteralE05ScaleChangesOutputs) {
   EXPECT_EQ(mla_scale(cfg), mp(1) / sqrt(mp(128 + 128 * 128)));
 }
 
+// F11's YaRN temperature on MLA: DeepSeek-V3's and V2's scalings (s = 40, mscale_all_dim 1 and
+// 0.707) multiply eq. 46's 1/√(d_h + d_h^R) by (0.1·mscale_all_dim·ln s + 1)². Values from mpmath
+// (55 digits): 1/√192·(0.1·ln 40 + 1)² and 1/√192·(0.0707·ln 40 + 1)². Without mscale_all_dim, or
+// with another scaling, the scale is eq. 46's alone.
+TEST(Mla, YarnTemperatureMultipliesTheSoftmaxScale) {
+  MlaConfig cfg;
+  cfg.head_dim = 128;
+  cfg.rope_dim = 64;
+  cfg.rope_scaling = RopeScaling{.kind = RopeScalingKind::kYarn,
+                                 .factor = "40",
+                                 .original_context = 4096,
+                                 .beta_fast = "32",
+                                 .beta_slow = "1",
+                                 .mscale_all_dim = "1"};
+  const mp tol("1e-45");
+  EXPECT_LT(testdata::relative_error(
+                mla_scale(cfg), mp("0.1352337788608800880984225267065138367580953268966777768")),
+            tol);
+  cfg.rope_scaling->mscale_all_dim = "0.707";
+  EXPECT_LT(testdata::relative_error(
+                mla_scale(cfg), mp("0.1147213867929261019870166319692240392062381884986364051")),
+            tol);
+  cfg.rope_scaling->mscale_all_dim = {};
+  EXPECT_EQ(mla_scale(cfg), mp(1) / sqrt(mp(192)));
+  cfg.rope_scaling = RopeScaling{.kind = RopeScalingKind::kLlama3,
+                                 .factor = "8",
+                                 .original_context = 8192,
+                                 .low_freq_factor = "1",
+                                 .high_freq_factor = "4"};
+  EXPECT_EQ(mla_scale(cfg), mp(1) / sqrt(mp(192)));
+}
+
 // F16 for MLA: decoding token by token with the latent cache gives, bit for bit, the rows of the
 // absorbed prefill (same operations in the same order), and the naive result to 1e-40 in mp.
 template <class T>

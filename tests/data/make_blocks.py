@@ -224,7 +224,8 @@ def attention(cfg, layer, x, w, positions, docs, table):
 
 def mla(cfg, x, w):
     """DeepSeek-V2 eqs. 37-47, row vectors: per head i, [q_C; q_R] . [k_C; k_R] / sqrt(d_h + d_R),
-    k_R shared by the heads, RoPE (interleaved pairs, YaRN frequencies) at position t."""
+    k_R shared by the heads, RoPE (interleaved pairs, YaRN frequencies) at position t; the scale
+    times YaRN's temperature m^2 where the case names mscale_all_dim."""
     H, dh, dr = cfg["n_heads"], cfg["mla"]["d_h"], cfg["mla"]["d_rope"]
     theta = inv_freqs(cfg, dr)
     n = len(x)
@@ -237,6 +238,12 @@ def mla(cfg, x, w):
     k_r = rope_rows(matmul(x, w["w_kr"]), 1, dr, pos, theta, "interleaved")
     v = matmul(c_kv, w["w_uv"])
     scale = 1 / mpmath.sqrt(dh + dr)
+    y = cfg.get("yarn")
+    if y is not None and "mscale_all_dim" in y:
+        # YaRN's temperature on the softmax scale (DeepSeek's code: softmax_scale * mscale *
+        # mscale, mscale = 0.1 * mscale_all_dim * ln(factor) + 1).
+        m = mpf("0.1") * mpf(y["mscale_all_dim"]) * mpmath.log(mpf(y["factor"])) + 1
+        scale *= m * m
     o = [[None] * (H * dh) for _ in range(n)]
     for h in range(H):
         for t in range(n):
@@ -525,7 +532,7 @@ def main():
     # balance bias in the selection, gates normalized over the selected and scaled by 2.5, one
     # shared expert; 4 tokens.
     mla_dims = dict(d_c=4, d_c_q=6, d_h=2, d_rope=4, d_v=2)
-    yarn = dict(factor="40", orig=4096, beta_fast="32", beta_slow="1")
+    yarn = dict(factor="40", orig=4096, beta_fast="32", beta_slow="1", mscale_all_dim="1")
     c = config(norm="rmsnorm", eps="1e-6", activation="silu", gated=True, position="rope",
                rope_base="10000", yarn=yarn, mla=mla_dims,
                moe=dict(n_routed=8, n_shared=1, top_k=2, d_ff_expert=3, n_group=2, topk_group=1,
@@ -533,7 +540,9 @@ def main():
                         routed_scale="2.5", balance_bias=True))
     cases.append(make_case("deepseek_v3_m09", "deepseek-v3", c, reduction(c), 109, [0, 1, 2, 3]))
     # M09 DeepSeek-V2: softmax affinities, group score the largest, 4 groups of 2 with 2 kept,
-    # gates not normalized, scaled by 16, two shared experts, no balance bias.
+    # gates not normalized, scaled by 16, two shared experts, no balance bias; YaRN's temperature
+    # with mscale_all_dim 0.707 (V2's config.json) where V3 has 1.
+    yarn = dict(yarn, mscale_all_dim="0.707")
     c = config(norm="rmsnorm", eps="1e-6", activation="silu", gated=True, position="rope",
                rope_base="10000", yarn=yarn, mla=mla_dims,
                moe=dict(n_routed=8, n_shared=2, top_k=2, d_ff_expert=3, n_group=4, topk_group=2,
