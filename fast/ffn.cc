@@ -5,6 +5,9 @@
 // to the storage format. Highway skeleton: compiled once per target.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "fast/ffn.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
 #include "fast/ffn.h"
 
 #include <algorithm>
@@ -15,8 +18,6 @@
 #include "fast/f32_operand.h"
 #include "fast/storage-inl.h"
 #include "fast/threads.h"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lmo::fast {
