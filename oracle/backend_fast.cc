@@ -74,6 +74,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"aux_free_update", fast_adapters::run_aux_free_update},
       {"ffn", fast_adapters::run_ffn},
       {"glu_ffn", fast_adapters::run_ffn},
+      {"decoder_block", fast_adapters::run_decoder_block},
   };
   return m;
 }
