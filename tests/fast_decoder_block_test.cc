@@ -134,16 +134,6 @@ TEST(FastDecoderBlock, GeluFfnAndMqa) {
   check(kLayouts[4], c, 7107);
 }
 
-// `call` throws std::invalid_argument whose message names `arg`.
-void expect_rejects(const std::function<void()>& call, const std::string& arg) {
-  try {
-    call();
-    ADD_FAILURE() << "no exception for a bad " << arg;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos) << e.what();
-  }
-}
-
 TEST(FastDecoderBlock, BadArgumentsThrowNamingTheArgument) {
   Shape c;
   c.tokens = 2;

@@ -173,16 +173,6 @@ TEST(FastFfn, ZeroTokensWritesNothing) {
                           nullptr, 0, 4, 8));
 }
 
-// `call` throws std::invalid_argument whose message names `arg`.
-void expect_rejects(const std::function<void()>& call, const std::string& arg) {
-  try {
-    call();
-    ADD_FAILURE() << "no exception for a bad " << arg;
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos) << e.what();
-  }
-}
-
 TEST(FastFfn, BadArgumentsThrowNamingTheArgument) {
   std::vector<float> buf(64, 0.5f);
   float* p = buf.data();
