@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fast/activations.h"
 #include "fast/storage.h"
 
 namespace lmo::fast::detail {
@@ -31,6 +32,24 @@ inline void check_count(const char* fn, const char* name, int64_t count, int64_t
 inline void check_ptr(const char* fn, const char* name, const void* p, bool needed) {
   if (needed && p == nullptr) {
     throw std::invalid_argument(std::string(fn) + ": " + name + " is null");
+  }
+}
+
+// A matrix dimension passed to OpenBLAS, which takes 32-bit dimensions and leading dimensions.
+inline void check_blas_dim(const char* fn, const char* name, int64_t v) {
+  if (v >= (int64_t{1} << 31)) {
+    throw std::invalid_argument(std::string(fn) + ": " + name + " is " + std::to_string(v) +
+                                ", expected < 2^31 (OpenBLAS dimensions)");
+  }
+}
+
+// One of fast/activations.h's activations.
+inline void check_activation(const char* fn, Activation act) {
+  if (act != Activation::relu && act != Activation::gelu && act != Activation::gelu_tanh &&
+      act != Activation::silu) {
+    throw std::invalid_argument(std::string(fn) + ": activation is " +
+                                std::to_string(static_cast<int>(act)) +
+                                ", expected relu, gelu, gelu_tanh or silu");
   }
 }
 

@@ -38,4 +38,9 @@ void run_load_balance_loss(const Op& op, fast::Storage s, const InputSet& in,
 void run_aux_free_update(const Op& op, fast::Storage s, const InputSet& in,
                          std::vector<GuardedBuffer>& out);
 
+// Feed-forward (backend_fast_ffn.cc): ffn and glu_ffn, and the decoder block built on them.
+void run_ffn(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out);
+void run_decoder_block(const Op& op, fast::Storage s, const InputSet& in,
+                       std::vector<GuardedBuffer>& out);
+
 }  // namespace lmo::oracle::fast_adapters

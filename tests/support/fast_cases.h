@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,16 @@ inline std::vector<double> values_of(const oracle::GuardedBuffer& y, int64_t n) 
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = t.get(i);
   return v;
+}
+
+// `call` throws std::invalid_argument whose message names `arg` (a kernel's argument check).
+inline void expect_rejects(const std::function<void()>& call, const std::string& arg) {
+  try {
+    call();
+    ADD_FAILURE() << "no exception for a bad " << arg;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(arg), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace lmo::testdata
