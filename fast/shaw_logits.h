@@ -11,7 +11,11 @@
 // table rows as a second, then per logit the sum of the two, divided by sqrt(d_k) rounded to f32
 // (the reference's order: the scale divides the finished dot product), rounded once to s. The
 // products run through OpenBLAS sgemm (fast/blas.h) as a user's kernel would; the relative term
-// costs n_q·(2K + 1)·d_k instead of forming k_j + a for each of the n_q·n_k pairs.
+// costs n_q·(2K + 1)·d_k instead of forming k_j + a for each of the n_q·n_k pairs. The price of
+// the split is one more rounding (of q·k + q·a) and, where k_j + a nearly cancels, errors of
+// the size u·|q|·(|k| + |a|) instead of u·|q|·|k + a|; the naive policy bounds the largest
+// error over the tensor, where both forms are alike (verify's transformer-base case: 1.15e-6
+// against the naive f32 run's 1.08e-6, the bound 2.8e-6).
 //
 // Determinism: queries run in blocks of a fixed number of rows (a function of n_k alone), each
 // block's two products one single-threaded sgemm call, so results are bitwise identical for any
