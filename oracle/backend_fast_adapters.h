@@ -42,5 +42,13 @@ void run_aux_free_update(const Op& op, fast::Storage s, const InputSet& in,
 void run_ffn(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out);
 void run_decoder_block(const Op& op, fast::Storage s, const InputSet& in,
                        std::vector<GuardedBuffer>& out);
+// Learned and relative positions (backend_fast_positional.cc): learned_position, shaw_logits and
+// t5_bias.
+void run_learned_position(const Op& op, fast::Storage s, const InputSet& in,
+                          std::vector<GuardedBuffer>& out);
+void run_shaw_logits(const Op& op, fast::Storage s, const InputSet& in,
+                     std::vector<GuardedBuffer>& out);
+void run_t5_bias(const Op& op, fast::Storage s, const InputSet& in,
+                 std::vector<GuardedBuffer>& out);
 
 }  // namespace lmo::oracle::fast_adapters

@@ -35,6 +35,8 @@ const std::set<std::string> kKnownFastOps = {
     "gelu_tanh",     "silu",          "reglu_gate",        "geglu_gate",     "geglu_tanh_gate",
     "swiglu_gate",   "softcap",       "softmax",           "online_softmax", "logsumexp",
     "cross_entropy", "moe_router",    "load_balance_loss", "aux_free_update"};
+// Joined later, with their kernels: the learned and relative positions.
+const std::set<std::string> kPositionalFastOps = {"learned_position", "shaw_logits", "t5_bias"};
 // The (case, format) pairs these ops give over the built-in cases (29 cases × f32, bf16, f16 =
 // 87 when this was written), rounded down: far more than a test that silently ran nothing, or
 // one case file, could reach.
@@ -111,6 +113,9 @@ TEST(FastThreads, EveryCaseBitwiseIdenticalFor1And2And7Threads) {
   fast::set_threads(old_threads);
 
   for (const std::string& op : kKnownFastOps) {
+    EXPECT_TRUE(ops.count(op)) << "no built-in case of " << op << " ran on a fast backend";
+  }
+  for (const std::string& op : kPositionalFastOps) {
     EXPECT_TRUE(ops.count(op)) << "no built-in case of " << op << " ran on a fast backend";
   }
   EXPECT_GE(pairs, kMinPairs) << "only " << pairs << " (case, format) pairs ran on fast backends";
