@@ -170,9 +170,8 @@ TEST(ClaimsKernel, ADroppedSoftcapOrAWrongEpsilonFailsTheAffectedClaims) {
 }
 
 // The ref-f32 backend (the reference formula in f32, every operation rounded once) taken as a
-// kernel backend: every kernel trial runs its ops through Backend::run, including the ops that
-// have no fast kernel on this branch (attention, attention_decode, rope, sinusoidal_pe,
-// moe_router), and must hold: their allowances come from the same naive f32 run.
+// kernel backend: every kernel trial runs its ops through Backend::run, whichever ops it uses,
+// and must hold: their allowances come from the same naive f32 run.
 TEST(ClaimsKernel, EveryKernelTrialHoldsOnTheNaiveF32KernelAndRunsItsOps) {
   ClaimContext ctx;
   ctx.backends = {as_kernel("ref-f32", "naive-f32")};

@@ -346,9 +346,9 @@ TEST(NanInfSemantics, EveryRowOnEveryBackend) {
       for (const auto& b : backends) {
         const std::string why = b->unsupported(c, *op, storage);
         if (!why.empty()) {
-          // Only a backend without a kernel for the op ("no fast kernel for attention"; the
-          // GPU backend will say the same of its missing ones) or a naive backend's other
-          // format may skip a row: a kernel that exists must face the table.
+          // Only a backend without a kernel for the op ("no fast kernel for <op>"; the GPU
+          // backend says the same of its missing ones) or a naive backend's other format may
+          // skip a row: a kernel that exists must face the table.
           EXPECT_TRUE(why.find("kernel for " + row.op) != std::string::npos ||
                       why.rfind("a naive ", 0) == 0)
               << b->name() << ": " << why;
