@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fast/cross_entropy.h"
+#include "fast/exp_lockstep-inl.h"
 #include "fast/math-inl.h"
 #include "fast/reduce-inl.h"
 #include "fast/softmax.h"
@@ -143,12 +144,26 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
     prefetch.step();
-    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
-    a1 = hn::Add(a1, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, i + N));
-    a2 = hn::Add(
-        a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, i + 2 * N));
-    a3 = hn::Add(
-        a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, i + 3 * N));
+    V x[4], g[4];
+    for (size_t k = 0; k < 4; ++k) {
+      V zc = LoadF<S>(d, z + i + k * N);
+      if constexpr (kCapped) zc = CapF<kGrad>(d, zc, vcap, g[k]);
+      x[k] = hn::Sub(zc, vm);
+    }
+    ExpNonPosTimes2Pow64Lockstep(d, x);
+    if constexpr (kKeep) {
+      for (size_t k = 0; k < 4; ++k) {
+        if constexpr (kCapped && kGrad) {
+          hn::StoreU(hn::Mul(x[k], g[k]), d, e + i + k * N);
+        } else {
+          hn::StoreU(x[k], d, e + i + k * N);
+        }
+      }
+    }
+    a0 = hn::Add(a0, x[0]);
+    a1 = hn::Add(a1, x[1]);
+    a2 = hn::Add(a2, x[2]);
+    a3 = hn::Add(a3, x[3]);
   }
   for (; i + N <= n; i += N) {
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
@@ -232,11 +247,26 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
       }
       if (logz) logz[r] = static_cast<float>(st.m + std::log(st.unscaled_sum()));
       if constexpr (kKeep) {
-        // p_j = e^{z_j − m}/Σ from the scaled terms Stats kept over their scaled sum (its
-        // padding lanes are read and dropped with the tail).
-        const auto vs = hn::Set(d, st.sum);
+        // p_j = e^{z_j − m}/Σ from the scaled terms t_j Stats kept and their scaled sum (its
+        // padding lanes are read and dropped with the tail), as t_j·(r_hi + r_lo): 1/Σ in double
+        // split into two f32 (r_hi = 1/Σ correctly rounded: double rounding is innocuous for a
+        // quotient, 53 ≥ 2·24 + 2; r_lo its residual, |r_lo| ≤ 2^-24·r_hi, both normal as
+        // 2^64 ≤ Σ < 2^96) and t·r_hi + t·r_lo by one FMA: the error of r_hi + r_lo and of the
+        // small product are below 2^-47 relative, so p_j is t_j/Σ correctly rounded but within
+        // that distance of a rounding midpoint (200 million random pairs at p ≥ 2^-100: every
+        // one equal to the quotient; below, t·r_lo underflows and p_j ≤ 2^-100 carries an
+        // absolute error below 2^-126). Zen 3's vdivps takes 3.5 cycles per vector, the two
+        // products 1; one product by r_hi alone would be off by up to 1.5 ulp. Without FMA
+        // (SSE4, SSSE3, scalar) the two products and the sum round separately: ≤ 1 ulp.
+        const double inv = 1.0 / static_cast<double>(st.sum);
+        const float inv_hi = static_cast<float>(inv);
+        const auto vhi = hn::Set(d, inv_hi);
+        const auto vlo = hn::Set(d, static_cast<float>(inv - static_cast<double>(inv_hi)));
         Elem<S>* const pr = p + static_cast<size_t>(r) * n;
-        const auto at = [&](size_t j) HWY_ATTR { return hn::Div(hn::LoadU(d, e + j), vs); };
+        const auto at = [&](size_t j) HWY_ATTR {
+          const auto t = hn::LoadU(d, e + j);
+          return hn::MulAdd(t, vhi, hn::Mul(t, vlo));
+        };
         const size_t i = StoreVectorsOrdered<S>(d, pr, n, stream, at);
         if (i < n) StoreTailF<S>(d, at(i), pr + i, n - i);
       }
