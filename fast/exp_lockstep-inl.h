@@ -38,8 +38,7 @@ HWY_INLINE void ExpNonPosTimes2Pow64Lockstep(D d, V (&x)[K]) {
   for (size_t k = 0; k < K; ++k) x[k] = hn::NegMulAdd(r[k], hn::Set(d, 0.693359375f), x[k]);
   for (size_t k = 0; k < K; ++k) r[k] = hn::NegMulAdd(r[k], hn::Set(d, -2.12194440e-4f), x[k]);
   for (size_t k = 0; k < K; ++k) {
-    q[k] = hn::MulAdd(hn::Set(d, 0.0013811651151627302f), r[k],
-                      hn::Set(d, 0.008370140567421913f));
+    q[k] = hn::MulAdd(hn::Set(d, 0.0013811651151627302f), r[k], hn::Set(d, 0.008370140567421913f));
   }
   for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, 0.04166853055357933f));
   for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, 0.16666509211063385f));

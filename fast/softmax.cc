@@ -24,8 +24,8 @@ namespace HWY_NAMESPACE {
 
 // The terms are formed as e^{z' − m}·2^kSumBias (ExpNonPosTimes2Pow64F): every term that
 // matters next to the sum (≥ 1, i.e. ≥ 2^kSumBias scaled) is then a normal number, so p_j =
-// term/Σ keeps full relative accuracy down to the subnormal p_j, and the exponent is built in
-// one step.
+// term·(1/Σ) (see SoftmaxRows) keeps full relative accuracy down to p_j ≈ 2^-100, and the
+// exponent is built in one step.
 constexpr int kSumBias = 64;
 
 template <class D, class V>
@@ -250,10 +250,11 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
         // p_j = e^{z_j − m}/Σ from the scaled terms t_j Stats kept and their scaled sum (its
         // padding lanes are read and dropped with the tail), as t_j·(r_hi + r_lo): 1/Σ in double
         // split into two f32 (r_hi = 1/Σ correctly rounded: double rounding is innocuous for a
-        // quotient, 53 ≥ 2·24 + 2; r_lo its residual, |r_lo| ≤ 2^-24·r_hi, both normal as
-        // 2^64 ≤ Σ < 2^96) and t·r_hi + t·r_lo by one FMA: the error of r_hi + r_lo and of the
-        // small product are below 2^-47 relative, so p_j is t_j/Σ correctly rounded but within
-        // that distance of a rounding midpoint (200 million random pairs at p ≥ 2^-100: every
+        // quotient, 53 ≥ 2·24 + 2, and r_hi is normal as 2^64 ≤ Σ < 2^96; r_lo the residual
+        // rounded, |r_lo| ≤ 2^-24·r_hi, its error ≤ 2^-48·r_hi even where it is subnormal) and
+        // t·r_hi + t·r_lo by one FMA: the errors of r_hi + r_lo and of the small product are
+        // together below 2^-47 relative, so p_j is t_j/Σ correctly rounded except within
+        // that distance of a rounding midpoint (34 million random pairs at p ≥ 2^-100: every
         // one equal to the quotient; below, t·r_lo underflows and p_j ≤ 2^-100 carries an
         // absolute error below 2^-126). Zen 3's vdivps takes 3.5 cycles per vector, the two
         // products 1; one product by r_hi alone would be off by up to 1.5 ulp. Without FMA
