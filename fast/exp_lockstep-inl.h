@@ -24,13 +24,16 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // x[k] ← e^{x[k]}·2^64 for x[k] ≤ 0, finite or −inf (no NaN), clamped at −128: exactly
-// ExpNonPosTimes2Pow64F(d, x[k]) (error analysis there: ≈ 1 ulp).
-template <size_t K, class D, class V>
+// ExpNonPosTimes2Pow64F(d, x[k]) (error analysis there: ≈ 1 ulp). kClamp = false leaves the
+// clamp out, for callers that know every x[k] ≥ −128 (the same values then).
+template <bool kClamp = true, size_t K, class D, class V>
 HWY_INLINE void ExpNonPosTimes2Pow64Lockstep(D d, V (&x)[K]) {
   const hn::RebindToSigned<D> di;
   const V magic = hn::Set(d, 12582912.0f);  // 1.5·2^23
   V t[K], r[K], q[K];
-  for (size_t k = 0; k < K; ++k) x[k] = hn::Max(x[k], hn::Set(d, -128.0f));
+  if constexpr (kClamp) {
+    for (size_t k = 0; k < K; ++k) x[k] = hn::Max(x[k], hn::Set(d, -128.0f));
+  }
   for (size_t k = 0; k < K; ++k) {
     t[k] = hn::MulAdd(x[k], hn::Set(d, 1.44269502162933349609375f), magic);
   }
