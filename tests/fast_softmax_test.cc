@@ -132,7 +132,8 @@ TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
 // Capped rows whose logits all lie in the soft-cap's small branch take a path without the
 // per-vector branch tests (fast/softmax.cc, CappedRowRange): zeros of either sign keep a row on
 // it, a tiny nonzero |z| < 2^-40·cap (where z' = z) sends it back to the tested path. Row 0 holds
-// ±0, row 1 the smallest subnormal and normal, row 2 neither; 70 leaves a tail.
+// ±0, row 1 the format's smallest subnormal and normal (tiny in f32 and bf16; f16's lie above
+// 2^-40·cap and keep the row on the path without the tests), row 2 neither; 70 leaves a tail.
 TEST(FastCrossEntropy, CappedRowsWithZerosAndTinyLogits) {
   const std::vector<oracle::SpecialAt> sp = {{3, oracle::Special::pos_zero},
                                              {33, oracle::Special::neg_zero},
