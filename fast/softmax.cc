@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "fast/cross_entropy.h"
+#include "fast/exp_lockstep-inl.h"
 #include "fast/math-inl.h"
 #include "fast/reduce-inl.h"
 #include "fast/softmax.h"
@@ -23,13 +26,25 @@ namespace HWY_NAMESPACE {
 
 // The terms are formed as e^{z' − m}·2^kSumBias (ExpNonPosTimes2Pow64F): every term that
 // matters next to the sum (≥ 1, i.e. ≥ 2^kSumBias scaled) is then a normal number, so p_j =
-// term/Σ keeps full relative accuracy down to the subnormal p_j, and the exponent is built in
-// one step.
+// term·(1/Σ) (see SoftmaxRows) keeps full relative accuracy down to p_j ≈ 2^-100, and the
+// exponent is built in one step.
 constexpr int kSumBias = 64;
 
 template <class D, class V>
 HWY_INLINE V ScaledExpF(D d, V x) {
   return ExpNonPosTimes2Pow64F(d, x);
+}
+
+// v as rounded: GCC contracts a product and a following sum into one FMA (-ffp-contract=fast
+// is its C++ default), so cap·y − m would skip the rounding of z' = cap·y that the row's m and
+// the target's z' have (the tiny-z select stops it on the tested path, nothing on kAllSmall's).
+// An empty asm that takes and returns the register keeps the product.
+template <class V>
+HWY_INLINE V KeepRounded(V v) {
+#if HWY_ARCH_X86 && (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+  asm("" : "+v"(v.raw));
+#endif
+  return v;
 }
 
 // z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 1 − tanh²(z/cap), evaluated per vector by the
@@ -45,17 +60,19 @@ HWY_INLINE V ScaledExpF(D d, V x) {
 //    computed value would be.
 // The row maximum, every logit and the target's z' all go through this one function, so z' − m
 // ≤ 0 holds for the computed values.
-template <bool kGrad, class D, class V>
+// kAllSmall: the caller knows that every |t| < 0.625 and every |z| ≥ 2^-40·cap (its row's max
+// and min |z|), and the per-vector tests are left out: the same values.
+template <bool kGrad, bool kAllSmall = false, class D, class V>
 HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
   const V one = hn::Set(d, 1.0f);
   const V t = hn::Div(z, vcap);
-  const V at = hn::Abs(t);
-  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
   // TanhSmall's t + t³·P(t²) is odd and rounds symmetrically: given t it returns tanh(|t|) with
   // t's sign, bit for bit, without the sign transfer the big branch needs.
   V y = TanhSmall(d, t);
   if constexpr (kGrad) grad = hn::NegMulAdd(y, y, one);
-  if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
+  const V at = hn::Abs(t);
+  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
+  if (!kAllSmall && HWY_UNLIKELY(!hn::AllTrue(d, small))) {
     const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
     const V unscale = hn::Set(d, 0x1p-64f);
     const V e = hn::Mul(e_scaled, unscale);
@@ -68,6 +85,7 @@ HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
     }
   }
   y = hn::Mul(vcap, y);
+  if constexpr (kAllSmall) return KeepRounded(y);
   // |z| < 2^-40·cap: z' = z (see SoftcapF).
   return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(vcap, hn::Set(d, 0x1p-40f))), z, y);
 }
@@ -114,10 +132,49 @@ HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, size_t i) {
   return t;
 }
 
-// The row's max and sum. One read for the max of the raw logits together with Σ 0·z (NaN iff
-// some z is not finite); z' is monotone in z, so m = z'(max z). Then Σ e^{z' − m} (scaled), with
-// Term's stores; the padding lanes of the last vector are stored too (the scratch has room for
-// them). The exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
+// A capped row's one read: max z, the integer max of |z|'s bit patterns (for |z| ≥ 0 their
+// order is that of the values; NaN's lie above inf's) and the unsigned min of those patterns
+// minus one (zeros wrap to the top: the smallest nonzero |z|, or 2^32 − 1 for a row of zeros).
+// The tail's padding repeats z[0], neutral for all three.
+template <Storage S, class D>
+HWY_INLINE void CappedRowRange(D d, const Elem<S>* HWY_RESTRICT z, size_t n, hn::Vec<D>& mx,
+                               uint32_t& amax_bits, uint32_t& amin_nonzero_bits_m1) {
+  const hn::RebindToSigned<D> di;
+  const hn::RebindToUnsigned<D> du;
+  const size_t N = hn::Lanes(d);
+  const float z0 = load_f32(S, z, 0);
+  const auto one = hn::Set(du, 1u);
+  auto m0 = hn::Set(d, z0), m1 = m0;
+  auto hi0 = hn::BitCast(di, hn::Abs(m0)), hi1 = hi0;
+  auto lo0 = hn::Sub(hn::BitCast(du, hn::Abs(m0)), one), lo1 = lo0;
+  const auto step = [&](hn::Vec<D> v, hn::Vec<D>& m, hn::Vec<decltype(di)>& hi,
+                        hn::Vec<decltype(du)>& lo) HWY_ATTR {
+    m = hn::Max(m, v);
+    const auto a = hn::BitCast(di, hn::Abs(v));
+    hi = hn::Max(hi, a);
+    lo = hn::Min(lo, hn::Sub(hn::BitCast(du, a), one));
+  };
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    step(LoadF<S>(d, z + i), m0, hi0, lo0);
+    step(LoadF<S>(d, z + i + N), m1, hi1, lo1);
+  }
+  for (; i + N <= n; i += N) step(LoadF<S>(d, z + i), m0, hi0, lo0);
+  if (i < n) step(LoadTailF<S>(d, z + i, n - i, z0), m1, hi1, lo1);
+  mx = hn::Max(m0, m1);
+  amax_bits = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hi0, hi1))));
+  amin_nonzero_bits_m1 = hn::GetLane(hn::MinOfLanes(du, hn::Min(lo0, lo1)));
+}
+
+// The row's max and sum. One read for the max of the raw logits together with a finiteness
+// test: the integer max of |z|'s bit patterns (at least inf's 0x7F800000 iff some z is not
+// finite, else the bits of max |z|), with the smallest nonzero |z| for capped rows
+// (CappedRowRange), or Σ 0·z for f16 rows (NaN iff some z is not finite). z' is monotone in z, so
+// m = z'(max z). Then Σ e^{z' − m} (scaled), with Term's stores; the padding lanes of the last
+// vector are stored too (the scratch has room for them). Rows whose range makes per-vector tests
+// idle (small_row: no clamp of the exponential, and for capped rows no branch test or tiny-z
+// select) run the four-vector loop without them: the same values. The exponential pass
+// prefetches `next` (the next row, or null; see RowPrefetch).
 template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
                const Elem<S>* next) {
@@ -126,13 +183,49 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   const V zero = hn::Zero(d);
   const float ninf = -std::numeric_limits<float>::infinity();
   V mx, bad;
-  RowFold2<S>(
-      d, z, n, ninf, hn::Set(d, ninf), [](auto a, auto v) { return hn::Max(a, v); },
-      [](auto a, auto b) { return hn::Max(a, b); }, 0.0f, zero,
-      [&](auto a, auto v) { return hn::MulAdd(v, zero, a); },
-      [](auto a, auto b) { return hn::Add(a, b); }, mx, bad);
   RowStats st{};
-  st.finite = !std::isnan(hn::GetLane(hn::SumOfLanes(d, bad)));
+  bool small_row = false;
+  if constexpr (kCapped) {
+    uint32_t amax_bits, amin_m1;
+    CappedRowRange<S>(d, z, n, mx, amax_bits, amin_m1);
+    st.finite = amax_bits < 0x7F800000u;
+    // max |z|/cap rounds as each z/cap does and rounding is monotone: every lane's |t| is below
+    // 0.625 iff this one is; no lane has 0 < |z| < 2^-40·cap (where z' = z) iff the smallest
+    // nonzero |z| is not (a zero gives z' = +0 through the polynomial, −0 included, which only
+    // enters as z' − m, and e^{±0} are the same term). With cap ≤ 64 every |z'| ≤
+    // tanh(0.625)·cap < 36, so z' − m > −72 and the exponential's clamp at −128 never acts.
+    // Such rows leave the three per-vector tests out.
+    float amax;
+    std::memcpy(&amax, &amax_bits, sizeof amax);
+    const float tiny = cap * 0x1p-40f;
+    uint32_t tiny_bits;
+    std::memcpy(&tiny_bits, &tiny, sizeof tiny_bits);
+    small_row = st.finite && amax / cap < 0.625f && amin_m1 >= tiny_bits - 1u && cap <= 64.0f;
+  } else if constexpr (S != Storage::f16) {
+    // The integer max of |z|'s bit patterns as for capped rows: two integer operations per
+    // vector where Σ 0·z took one FMA, and the clamp below leaves the exponential (one
+    // operation less there): in cache on one AVX2 thread f32 rows ran 5 % faster, bf16 1 %;
+    // f16 rows (F16C's conversion beside it) 2.5 % slower, so they keep Σ 0·z.
+    const hn::RebindToSigned<D> di;
+    const auto max_bits = [&](auto a, auto b) HWY_ATTR {
+      return hn::BitCast(d, hn::Max(hn::BitCast(di, a), hn::BitCast(di, b)));
+    };
+    RowFold2<S>(
+        d, z, n, ninf, hn::Set(d, ninf), [](auto a, auto v) { return hn::Max(a, v); },
+        [](auto a, auto b) { return hn::Max(a, b); }, 0.0f, zero,
+        [&](auto a, auto v) HWY_ATTR { return max_bits(a, hn::Abs(v)); }, max_bits, mx, bad);
+    const int32_t amax_bits = hn::GetLane(hn::MaxOfLanes(di, hn::BitCast(di, bad)));
+    st.finite = amax_bits < 0x7F800000;
+    // max |z| ≤ 64: every z − m ≥ −128, and the exponential's clamp never acts.
+    small_row = st.finite && amax_bits <= 0x42800000;  // 64.0f
+  } else {
+    RowFold2<S>(
+        d, z, n, ninf, hn::Set(d, ninf), [](auto a, auto v) { return hn::Max(a, v); },
+        [](auto a, auto b) { return hn::Max(a, b); }, 0.0f, zero,
+        [&](auto a, auto v) { return hn::MulAdd(v, zero, a); },
+        [](auto a, auto b) { return hn::Add(a, b); }, mx, bad);
+    st.finite = !std::isnan(hn::GetLane(hn::SumOfLanes(d, bad)));
+  }
   if (!st.finite) return st;
   V vm = hn::MaxOfLanes(d, mx);
   if constexpr (kCapped) vm = CapF(d, vm, vcap);
@@ -141,14 +234,36 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   V a0 = zero, a1 = zero, a2 = zero, a3 = zero;
   RowPrefetch prefetch(next, n * sizeof(Elem<S>), n / (4 * N));
   size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    prefetch.step();
-    a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
-    a1 = hn::Add(a1, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + N), vm, vcap, e, i + N));
-    a2 = hn::Add(
-        a2, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 2 * N), vm, vcap, e, i + 2 * N));
-    a3 = hn::Add(
-        a3, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i + 3 * N), vm, vcap, e, i + 3 * N));
+  const auto blocks = [&](auto small_tag) HWY_ATTR {
+    constexpr bool kSmall = decltype(small_tag)::value;
+    for (; i + 4 * N <= n; i += 4 * N) {
+      prefetch.step();
+      V x[4], g[4];
+      for (size_t k = 0; k < 4; ++k) {
+        V zc = LoadF<S>(d, z + i + k * N);
+        if constexpr (kCapped) zc = CapF<kGrad, kSmall>(d, zc, vcap, g[k]);
+        x[k] = hn::Sub(zc, vm);
+      }
+      ExpNonPosTimes2Pow64Lockstep<!kSmall>(d, x);
+      if constexpr (kKeep) {
+        for (size_t k = 0; k < 4; ++k) {
+          if constexpr (kCapped && kGrad) {
+            hn::StoreU(hn::Mul(x[k], g[k]), d, e + i + k * N);
+          } else {
+            hn::StoreU(x[k], d, e + i + k * N);
+          }
+        }
+      }
+      a0 = hn::Add(a0, x[0]);
+      a1 = hn::Add(a1, x[1]);
+      a2 = hn::Add(a2, x[2]);
+      a3 = hn::Add(a3, x[3]);
+    }
+  };
+  if (small_row) {
+    blocks(std::true_type{});
+  } else {
+    blocks(std::false_type{});
   }
   for (; i + N <= n; i += N) {
     a0 = hn::Add(a0, Term<kCapped, kGrad, kKeep>(d, LoadF<S>(d, z + i), vm, vcap, e, i));
@@ -232,11 +347,27 @@ void SoftmaxRows(const Elem<S>* z, Elem<S>* p, float* logz, int64_t rows, size_t
       }
       if (logz) logz[r] = static_cast<float>(st.m + std::log(st.unscaled_sum()));
       if constexpr (kKeep) {
-        // p_j = e^{z_j − m}/Σ from the scaled terms Stats kept over their scaled sum (its
-        // padding lanes are read and dropped with the tail).
-        const auto vs = hn::Set(d, st.sum);
+        // p_j = e^{z_j − m}/Σ from the scaled terms t_j Stats kept and their scaled sum (its
+        // padding lanes are read and dropped with the tail), as t_j·(r_hi + r_lo): 1/Σ in double
+        // split into two f32 (r_hi = 1/Σ correctly rounded: double rounding is innocuous for a
+        // quotient, 53 ≥ 2·24 + 2, and r_hi is normal as 2^64 ≤ Σ < 2^96; r_lo the residual
+        // rounded, |r_lo| ≤ 2^-24·r_hi, its error ≤ 2^-48·r_hi even where it is subnormal) and
+        // t·r_hi + t·r_lo by one FMA: the errors of r_hi + r_lo and of the small product are
+        // together below 2^-47 relative, so p_j is t_j/Σ correctly rounded except within
+        // that distance of a rounding midpoint (34 million random pairs at p ≥ 2^-100: every
+        // one equal to the quotient; below, t·r_lo underflows and p_j ≤ 2^-100 carries an
+        // absolute error below 2^-126). Zen 3's vdivps takes 3.5 cycles per vector, the two
+        // products 1; one product by r_hi alone would be off by up to 1.5 ulp. Without FMA
+        // (SSE4, SSSE3, scalar) the two products and the sum round separately: ≤ 1 ulp.
+        const double inv = 1.0 / static_cast<double>(st.sum);
+        const float inv_hi = static_cast<float>(inv);
+        const auto vhi = hn::Set(d, inv_hi);
+        const auto vlo = hn::Set(d, static_cast<float>(inv - static_cast<double>(inv_hi)));
         Elem<S>* const pr = p + static_cast<size_t>(r) * n;
-        const auto at = [&](size_t j) HWY_ATTR { return hn::Div(hn::LoadU(d, e + j), vs); };
+        const auto at = [&](size_t j) HWY_ATTR {
+          const auto t = hn::LoadU(d, e + j);
+          return hn::MulAdd(t, vhi, hn::Mul(t, vlo));
+        };
         const size_t i = StoreVectorsOrdered<S>(d, pr, n, stream, at);
         if (i < n) StoreTailF<S>(d, at(i), pr + i, n - i);
       }

@@ -4,7 +4,9 @@
 // stride through every f32 in [−128, 0] (an exhaustive run over all 1.1·10^9 of them measured
 // 1.006 ulp on the code of a target without FMA, where Highway's Exp measured 1.032), exact at 0
 // (the row maximum's own term must be exactly 2^64), and the clamp below −128 (−inf included)
-// giving a normal value far below any term that matters next to a sum ≥ 2^64.
+// giving a normal value far below any term that matters next to a sum ≥ 2^64. Its lockstep form
+// (fast/exp_lockstep-inl.h, what the kernels run on four vectors at a time) gives the same values
+// bit for bit.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/fast_exp_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -12,16 +14,29 @@
 
 #include <cstddef>
 
+#include "fast/exp_lockstep-inl.h"
 #include "fast/math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lmo::fast {
 namespace HWY_NAMESPACE {
 
-// y[i] = e^{x[i]}·2^64 for i < n, n a multiple of 16 (every target's lane count divides it).
-void ScaledExp(const float* x, float* y, size_t n) {
+// y[i] = e^{x[i]}·2^64 for i < n, n a multiple of 64 (four vectors of every target's lanes
+// divide it): one vector at a time, or (lockstep) four at a time through
+// ExpNonPosTimes2Pow64Lockstep, the form the softmax kernels run.
+void ScaledExp(const float* x, float* y, size_t n, bool lockstep) {
   const hn::ScalableTag<float> d;
-  for (size_t i = 0; i < n; i += hn::Lanes(d)) {
+  const size_t N = hn::Lanes(d);
+  if (lockstep) {
+    for (size_t i = 0; i < n; i += 4 * N) {
+      hn::Vec<decltype(d)> v[4];
+      for (size_t k = 0; k < 4; ++k) v[k] = hn::LoadU(d, x + i + k * N);
+      ExpNonPosTimes2Pow64Lockstep(d, v);
+      for (size_t k = 0; k < 4; ++k) hn::StoreU(v[k], d, y + i + k * N);
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i += N) {
     hn::StoreU(ExpNonPosTimes2Pow64F(d, hn::LoadU(d, x + i)), d, y + i);
   }
 }
@@ -52,18 +67,18 @@ float from_bits(uint32_t u) {
   return f;
 }
 
-std::vector<float> run(const std::vector<float>& x) {
+std::vector<float> run(const std::vector<float>& x, bool lockstep = false) {
   std::vector<float> y(x.size());
-  HWY_DYNAMIC_DISPATCH(ScaledExp)(x.data(), y.data(), x.size());
+  HWY_DYNAMIC_DISPATCH(ScaledExp)(x.data(), y.data(), x.size(), lockstep);
   return y;
 }
 
 // Every 61st f32 from −0 down to −128 (61 is odd, so every significand residue is visited),
-// padded to a multiple of 16.
+// padded to a multiple of 64.
 std::vector<float> stride_inputs() {
   std::vector<float> x;
   for (uint32_t u = 0x80000000u; u <= 0xC3000000u; u += 61) x.push_back(from_bits(u));
-  while (x.size() % 16 != 0) x.push_back(-128.0f);
+  while (x.size() % 64 != 0) x.push_back(-128.0f);
   return x;
 }
 
@@ -88,10 +103,27 @@ TEST(FastExp, ScaledExpWithinAnUlpOnEveryTarget) {
   }
 }
 
+// The lockstep form runs the same operations on every lane: the same values, bit for bit, over
+// the stride and the special inputs.
+TEST(FastExp, LockstepIsBitForBitTheOneVectorForm) {
+  std::vector<float> x = stride_inputs();
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (float v : {0.0f, -0.0f, -1000.0f, -3e38f, ninf}) x.push_back(v);
+  while (x.size() % 64 != 0) x.push_back(-1.0f);
+  for (const SimdTarget& t : compiled_targets()) {
+    if (!t.supported) continue;
+    ScopedTarget scope(t);
+    const std::vector<float> a = run(x), b = run(x, true);
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    EXPECT_EQ(differ, 0u) << t.name;
+  }
+}
+
 TEST(FastExp, ScaledExpExactAtZeroAndClampedBelow) {
   const float ninf = -std::numeric_limits<float>::infinity();
   std::vector<float> x = {0.0f, -0.0f, -128.0f, -1000.0f, -3e38f, ninf};
-  x.resize(16, 0.0f);
+  x.resize(64, 0.0f);
   for (const SimdTarget& t : compiled_targets()) {
     if (!t.supported) continue;
     ScopedTarget scope(t);

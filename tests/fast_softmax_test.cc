@@ -129,6 +129,23 @@ TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   }
 }
 
+// Capped rows whose logits all lie in the soft-cap's small branch take a path without the
+// per-vector branch tests (fast/softmax.cc, CappedRowRange): zeros of either sign keep a row on
+// it, a tiny nonzero |z| < 2^-40·cap (where z' = z) sends it back to the tested path. Row 0 holds
+// ±0, row 1 the format's smallest subnormal and normal (tiny in f32 and bf16; f16's lie above
+// 2^-40·cap and keep the row on the path without the tests), row 2 neither; 70 leaves a tail.
+TEST(FastCrossEntropy, CappedRowsWithZerosAndTinyLogits) {
+  const std::vector<oracle::SpecialAt> sp = {{3, oracle::Special::pos_zero},
+                                             {33, oracle::Special::neg_zero},
+                                             {69, oracle::Special::neg_zero},
+                                             {70 + 5, oracle::Special::min_subnormal},
+                                             {70 + 40, oracle::Special::min_normal}};
+  for (Storage s : kAllStorages) {
+    check_ce(s, logits(51, s, 3, 70, 3.0, sp), 3, 70, 1e-4f, 30.0f, 51);
+    check_ce(s, logits(52, s, 3, 70, 3.0, sp), 3, 70, 0.0f, 30.0f, 52);
+  }
+}
+
 // bf16 outputs leave the kernels through their own store path (two rounded vectors packed per
 // store, streamed for large outputs); the values are those of the f32 path on the same exact
 // inputs, rounded once to nearest-even by the scalar bf16_from_f32 of fast/storage.h, bit for
