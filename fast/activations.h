@@ -4,7 +4,9 @@
 //   gelu(x) = x·Φ(x) = x/2·erfc(−x/√2), with Φ(−|x|) as a rational times e^{−x²/2}
 //             (fast/math-inl.h, error analysis there), so GELU keeps its relative accuracy
 //             for x ≪ 0;
-//   gelu_tanh(x) = x·sigmoid(2u), u = √(2/π)(x + 0.044715x³), u carried in double-float;
+//   gelu_tanh(x) = x·sigmoid(2u) = x/(1 + e^{−2u}), u = √(2/π)(x + 0.044715x³) rounded in
+//             f32 (the policy's argument budget covers it; error analysis in fast/math-inl.h),
+//             with SiLU's handling below 2u = −88;
 //   silu(x) = x·sigmoid(x) = x/(1 + e^{−x}); below x = −88, where e^{−x} overflows, x·e^x
 //             scaled by 2^64 so that only the last product rounds into the subnormal range.
 #pragma once

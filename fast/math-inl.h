@@ -8,8 +8,11 @@
 // Error analysis (u = 2^-24, errors in ulps of the result):
 //  - TanhF: |t| < 0.625: t + t³·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error
 //    1.6e-9, i.e. < 0.01 ulp after the factor t² ≤ 0.39); the sum rounds once: ≤ 0.6 ulp.
-//    |t| ≥ 0.625: e = exp(−2|t|) ≤ 0.29 (1 ulp), (1 − e)/(1 + e): the two sums carry ≤ 0.5 +
-//    0.4 ulp each, the quotient 0.5: ≤ 2.2 ulp.
+//    |t| ≥ 0.625: e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp), (1 − e)/(1 + e):
+//    the two sums carry ≤ 0.5 + 0.4 ulp each, the quotient 0.5: ≤ 2.2 ulp. Measured against
+//    tanhl on every f32 in (0, 12], AVX2 (SSE4, no FMA): TanhSmall 0.75 (0.83) ulp, TanhF 1.51
+//    (1.51; 1.51 with Highway's Exp before); SoftcapF on every 7th f32 z in (0, 20·cap] for caps
+//    30, 7.3 and 1: 2.31 (2.35) ulp, at |z/cap| < 0.625 (the policy allows 3).
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
 //  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
@@ -22,6 +25,12 @@
 //    condition ≈ x² for x < 0, the budget of the former erfc-based form, whose rounded argument
 //    x/√2 this form does not have.
 //  - SiluF: x/(1 + e^{−x}), ≤ 2 ulp measured (see there).
+//  - GeluTanhF: x/(1 + e^{−v}) with v rounded in f32 (≤ 4u relative): ≈ 2 ulp plus 4u·κ, κ =
+//    |v|(1 − σ(v)) sigmoid's condition (see there). Measured against a long-double reference on
+//    every 3rd f32 of [−20, 20] on AVX2 and SSE4: 1.87 ulp for x > 0; for x < 0 up to 215 ulp
+//    (x ≈ −10.04, κ ≈ 88), at most 0.50 of the policy's 4 ulp plus 7u·κ everywhere (x > 0:
+//    0.37). The former double-float argument, at 2.3 times the cost, measured 4.1 ulp on AVX2
+//    (every 13th f32) and 57 on a target without FMA (every 997th, x ≈ −9.6).
 #if defined(LMO_FAST_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef LMO_FAST_MATH_INL_H_
 #undef LMO_FAST_MATH_INL_H_
@@ -158,16 +167,20 @@ HWY_INLINE V TanhBig(D d, V e) {
 // cross-entropy's soft-cap in fast/softmax.cc branches the same way). The exponential and division
 // of |t| ≥ 0.625 are evaluated only when some lane needs them: logits and attention scores are
 // mostly far below the cap, so whole vectors skip them (3× faster; a vector with lanes on both
-// sides measured ≈ 12 % slower than the branch-free form on AVX2). A lane's value never depends
-// on its neighbours.
+// sides costs both branches). A lane's value never depends on its neighbours.
+// The exponential is ExpTimes2PowF's (no range handling; ≈ 1 ulp, 1.006 measured, where
+// Highway's Exp with ExpF's checks cost 2.4 times as much) at −2·min(|t|, 9.5): tanh(|t|) rounds
+// to 1 in f32 for |t| > 9.01 (1 − tanh < 2e^{−2|t|} < 2^-25), e^{−19}'s (1 − e)/(1 + e) rounds to 1
+// too, and the clamp keeps the exponent construction in range and ±inf finite. NaN lanes fail
+// the ≥ 0.625 test and take TanhSmall's polynomial, which keeps them NaN (the clamp would not).
 template <class D, class V>
 HWY_INLINE V TanhF(D d, V t) {
   const V at = hn::Abs(t);
-  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
+  const auto big = hn::Ge(at, hn::Set(d, 0.625f));
   V y = TanhSmall(d, at);
-  if (!hn::AllTrue(d, small)) {
-    const V e = ExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
-    y = hn::IfThenElse(small, y, TanhBig(d, e));
+  if (!hn::AllFalse(d, big)) {
+    const V e = ExpTimes2PowF<0>(d, hn::Mul(hn::Set(d, -2.0f), hn::Min(at, hn::Set(d, 9.5f))));
+    y = hn::IfThenElse(big, TanhBig(d, e), y);
   }
   return hn::CopySign(y, t);
 }
@@ -240,46 +253,33 @@ HWY_INLINE V GeluF(D d, V x) {
   return hn::IfThenElse(hn::Le(x, hn::Zero(d)), neg, pos);
 }
 
-// GELU-tanh(x) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³) (the reference's stable form).
-// For x < 0 sigmoid(v) ≈ e^{v} has relative condition |v|, so v = 2u is carried as a
-// double-float v_hi + v_lo (each product with its exact residual) and e^{v} = e^{v_hi}·(1 + v_lo).
+// GELU-tanh(x) = x·sigmoid(v), v = 2u = 2√(2/π)·(x + 0.044715·x³), as x/(1 + e^{−v}) for every
+// v ≥ −88, the form and range handling of SiluF below. v = x·(k1 + k2·x²) in f32 (k1 = 2√(2/π)
+// and k2 = 0.044715·k1 rounded, relative error ≤ u = 2^-24 each; x², the FMA of two positive
+// terms and the product u each: relative error ≤ 4u, within the policy's 7u argument budget,
+// which sigmoid's condition κ = |v|(1 − σ(v)) multiplies: for x < 0 the relative error of e^{−v}
+// is |v|·4u ≈ 4u·κ, for x > 0 it enters x/(1 + e^{−v}) damped by e^{−v}/(1 + e^{−v}), again
+// 4u·κ). The rest is SiluF's: exp ≈ 1 ulp, 1 + e^{−v} (condition ≤ 1) ½, the quotient ½: ≈ 2 ulp
+// plus 4u·κ, against the policy's 4 ulp plus 7u·κ (measured: see the error analysis at the top).
+// v < −88 (x < −10.0): x·(e^{v}·2^64)·2^-64 with v clamped at −128 (x ≈ −11.5) and zero below,
+// evaluated only when a lane needs it, so that only the last product rounds into the subnormal
+// range; below, x·0 keeps −0 and gives NaN for −inf, as the reference computes (v = −inf where x³
+// overflows). x = +inf: v = +inf, e^{−87} is taken and inf/(1 + e) = inf. NaN propagates
+// through the quotient.
 template <class D, class V>
 HWY_INLINE V GeluTanhF(D d, V x) {
-  const V one = hn::Set(d, 1.0f), zero = hn::Zero(d);
-  const V ch = hn::Set(d, 0.044714998453855515f), cl = hn::Set(d, 1.5461444347053543e-09f);
-  const V kh = hn::Set(d, 1.5957691669464111f), kl = hn::Set(d, -4.534068054340423e-08f);  // 2√(2/π)
-  const V x2 = hn::Mul(x, x);
-  const V x2l = TwoProdLo(d, x, x, x2);
-  const V w = hn::Mul(ch, x2);
-  const V wl = hn::Add(TwoProdLo(d, ch, x2, w), hn::MulAdd(ch, x2l, hn::Mul(cl, x2)));
-  // 1 + w with its rounding error (w ≥ 0, so |1| ≥ … only when w ≤ 1: use the general TwoSum).
-  const V sh = hn::Add(one, w);
-  const V bb = hn::Sub(sh, one);
-  const V sl = hn::Add(hn::Add(hn::Sub(one, hn::Sub(sh, bb)), hn::Sub(w, bb)), wl);
-  const V mh = hn::Mul(x, sh);
-  const V ml = hn::MulAdd(x, sl, TwoProdLo(d, x, sh, mh));
-  const V vh = hn::Mul(kh, mh);
-  const V vl = hn::Add(TwoProdLo(d, kh, mh, vh), hn::MulAdd(kh, ml, hn::Mul(kl, mh)));
-  // x < 0: sigmoid(v) = e/(1 + e), e = e^{v}; x ≥ 0: 1/(1 + e^{−v}). v has the sign of x, so one
-  // exponential e^{−|v|} serves both; its argument is ≤ 0 and clamped at −87 (ExpTimes2PowF's
-  // exponent stays normal): for x > 0, 1 + e^{−87} = 1 already, and x < 0 with v < −80 takes the
-  // path below. NaN lanes are replaced at the end.
-  const auto neg_x = hn::Lt(x, zero);
-  const V ev = ExpTimes2PowF<0>(d, hn::Max(hn::Neg(hn::Abs(vh)), hn::Set(d, -87.0f)));
-  const V en = hn::MulAdd(ev, vl, ev);
-  V y = hn::Mul(
-      x, hn::Div(hn::IfThenElse(neg_x, en, one), hn::Add(one, hn::IfThenElse(neg_x, en, ev))));
-  // v < −80: e^{v} < 2^-115 would be subnormal and 1 + e^{v} = 1; apply e^{v/2} twice so that
-  // only the last product rounds into the subnormal range (evaluated only when a lane needs it).
-  const auto deep = hn::Lt(vh, hn::Set(d, -80.0f));
+  const V k1 = hn::Set(d, 1.5957691669464111f);   // 2√(2/π)
+  const V k2 = hn::Set(d, 0.07135481387376785f);  // 0.044715·2√(2/π)
+  const V v = hn::Mul(x, hn::MulAdd(hn::Mul(x, x), k2, k1));
+  const V e = ExpTimes2PowF<0>(d, hn::Max(hn::Neg(v), hn::Set(d, -87.0f)));
+  V y = hn::Div(x, hn::Add(hn::Set(d, 1.0f), e));
+  const auto deep = hn::Lt(v, hn::Set(d, -88.0f));
   if (HWY_UNLIKELY(!hn::AllFalse(d, deep))) {
-    const V h = ExpF(d, hn::Mul(vh, hn::Set(d, 0.5f)));
-    y = hn::IfThenElse(deep, hn::Mul(hn::Mul(hn::Mul(x, h), hn::Add(one, vl)), h), y);
+    const V vc = hn::Max(v, hn::Set(d, -128.0f));
+    const V scaled = hn::IfThenElseZero(hn::Eq(v, vc), ExpTimes2PowF<64>(d, vc));
+    y = hn::IfThenElse(deep, hn::Mul(hn::Mul(x, scaled), hn::Set(d, 0x1p-64f)), y);
   }
-  // x < −20: sigmoid(v) underflows (v < −500); x·0 keeps −0 and gives NaN for −inf, as the
-  // reference computes (and keeps the residual arithmetic away from x² overflow).
-  y = hn::IfThenElse(hn::Lt(x, hn::Set(d, -20.0f)), hn::Mul(x, zero), y);
-  return hn::IfThenElse(hn::IsNaN(x), x, y);
+  return y;
 }
 
 // SiLU(x) = x·sigmoid(x) = x/(1 + e^{−x}) for every x ≥ −88: one exponential, one addition and
