@@ -5,6 +5,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 
+#include "fast/activation_dispatch-inl.h"
 #include "fast/activations.h"
 #include "fast/glu.h"
 #include "fast/math-inl.h"
@@ -49,31 +50,13 @@ HWY_INLINE void MapBinaryS(D d, const Elem<S>* a, const Elem<S>* b, Elem<S>* y, 
   }
 }
 
-template <class Fn>
-void ForActivation(Activation act, const Fn& fn) {
-  switch (act) {
-    case Activation::relu:
-      fn([](auto d, auto v) { return ReluF(d, v); });
-      return;
-    case Activation::gelu:
-      fn([](auto d, auto v) { return GeluF(d, v); });
-      return;
-    case Activation::gelu_tanh:
-      fn([](auto d, auto v) { return GeluTanhF(d, v); });
-      return;
-    case Activation::silu:
-      fn([](auto d, auto v) { return SiluF(d, v); });
-      return;
-  }
-}
-
 void ActivationImpl(Activation act, Storage s, const void* x, void* y, int64_t n) {
   const hn::ScalableTag<float> d;
   WithStorage(s, [&](auto tag) {
     constexpr Storage S = decltype(tag)::value;
     const auto* xs = static_cast<const Elem<S>*>(x);
     auto* ys = static_cast<Elem<S>*>(y);
-    ForActivation(act, [&](auto f) {
+    WithActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
         MapUnaryS<S>(d, xs + b, ys + b, static_cast<size_t>(e - b), f, StreamOutput<S>(n));
       });
@@ -88,7 +71,7 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
     const auto* gs = static_cast<const Elem<S>*>(gate);
     const auto* us = static_cast<const Elem<S>*>(up);
     auto* hs = static_cast<Elem<S>*>(h);
-    ForActivation(act, [&](auto f) {
+    WithActivation(act, [&](auto f) {
       parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
         MapBinaryS<S>(
             d, gs + b, us + b, hs + b, static_cast<size_t>(e - b),
@@ -127,20 +110,9 @@ HWY_EXPORT(ActivationImpl);
 HWY_EXPORT(GluImpl);
 HWY_EXPORT(SoftcapImpl);
 
-namespace {
-void check_activation(const char* fn, Activation act) {
-  if (act != Activation::relu && act != Activation::gelu && act != Activation::gelu_tanh &&
-      act != Activation::silu) {
-    throw std::invalid_argument(std::string(fn) + ": activation is " +
-                                std::to_string(static_cast<int>(act)) +
-                                ", expected relu, gelu, gelu_tanh or silu");
-  }
-}
-}  // namespace
-
 void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
   const char* fn = "activation";
-  check_activation(fn, act);
+  detail::check_activation(fn, act);
   detail::check_storage(fn, s);
   detail::check_count(fn, "n", n, 0);
   detail::check_ptr(fn, "x", x, n > 0);
@@ -150,7 +122,7 @@ void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
 
 void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n) {
   const char* fn = "glu_gate";
-  check_activation(fn, act);
+  detail::check_activation(fn, act);
   detail::check_storage(fn, s);
   detail::check_count(fn, "n", n, 0);
   detail::check_ptr(fn, "gate", gate, n > 0);
