@@ -16,6 +16,7 @@
 
 #include <cstddef>
 
+#include "fast/exp_constants.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -28,24 +29,25 @@ namespace hn = hwy::HWY_NAMESPACE;
 // clamp out, for callers that know every x[k] ≥ −128 (the same values then).
 template <bool kClamp = true, size_t K, class D, class V>
 HWY_INLINE void ExpNonPosTimes2Pow64Lockstep(D d, V (&x)[K]) {
+  namespace c = exp_f32;
   const hn::RebindToSigned<D> di;
-  const V magic = hn::Set(d, 12582912.0f);  // 1.5·2^23
+  const V magic = hn::Set(d, c::kMagic);
   V t[K], r[K], q[K];
   if constexpr (kClamp) {
     for (size_t k = 0; k < K; ++k) x[k] = hn::Max(x[k], hn::Set(d, -128.0f));
   }
   for (size_t k = 0; k < K; ++k) {
-    t[k] = hn::MulAdd(x[k], hn::Set(d, 1.44269502162933349609375f), magic);
+    t[k] = hn::MulAdd(x[k], hn::Set(d, c::kLog2e), magic);
   }
   for (size_t k = 0; k < K; ++k) r[k] = hn::Sub(t[k], magic);  // k = round(x·log2 e)
-  for (size_t k = 0; k < K; ++k) x[k] = hn::NegMulAdd(r[k], hn::Set(d, 0.693359375f), x[k]);
-  for (size_t k = 0; k < K; ++k) r[k] = hn::NegMulAdd(r[k], hn::Set(d, -2.12194440e-4f), x[k]);
+  for (size_t k = 0; k < K; ++k) x[k] = hn::NegMulAdd(r[k], hn::Set(d, c::kLn2Hi), x[k]);
+  for (size_t k = 0; k < K; ++k) r[k] = hn::NegMulAdd(r[k], hn::Set(d, c::kLn2Lo), x[k]);
   for (size_t k = 0; k < K; ++k) {
-    q[k] = hn::MulAdd(hn::Set(d, 0.0013811651151627302f), r[k], hn::Set(d, 0.008370140567421913f));
+    q[k] = hn::MulAdd(hn::Set(d, c::kQ4), r[k], hn::Set(d, c::kQ3));
   }
-  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, 0.04166853055357933f));
-  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, 0.16666509211063385f));
-  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, 0.4999999403953552f));
+  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, c::kQ2));
+  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, c::kQ1));
+  for (size_t k = 0; k < K; ++k) q[k] = hn::MulAdd(q[k], r[k], hn::Set(d, c::kQ0));
   for (size_t k = 0; k < K; ++k) x[k] = hn::Mul(r[k], r[k]);
   for (size_t k = 0; k < K; ++k) q[k] = hn::Add(hn::MulAdd(x[k], q[k], r[k]), hn::Set(d, 1.0f));
   for (size_t k = 0; k < K; ++k) {

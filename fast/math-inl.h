@@ -38,6 +38,7 @@
 #define LMO_FAST_MATH_INL_H_
 #endif
 
+#include "fast/exp_constants.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -82,17 +83,18 @@ HWY_INLINE V ExpF(D d, V x) {
 // ExpNonPosTimes2Pow64F and of the activations' exponentials (error analysis there).
 template <int kBias, class D, class V>
 HWY_INLINE V ExpTimes2PowF(D d, V x) {
+  namespace c = exp_f32;
   const hn::RebindToSigned<D> di;
-  const V magic = hn::Set(d, 12582912.0f);  // 1.5·2^23
-  const V t = hn::MulAdd(x, hn::Set(d, 1.44269502162933349609375f), magic);
+  const V magic = hn::Set(d, c::kMagic);
+  const V t = hn::MulAdd(x, hn::Set(d, c::kLog2e), magic);
   const V k = hn::Sub(t, magic);
-  V r = hn::NegMulAdd(k, hn::Set(d, 0.693359375f), x);
-  r = hn::NegMulAdd(k, hn::Set(d, -2.12194440e-4f), r);
-  V q = hn::Set(d, 0.0013811651151627302f);
-  q = hn::MulAdd(q, r, hn::Set(d, 0.008370140567421913f));
-  q = hn::MulAdd(q, r, hn::Set(d, 0.04166853055357933f));
-  q = hn::MulAdd(q, r, hn::Set(d, 0.16666509211063385f));
-  q = hn::MulAdd(q, r, hn::Set(d, 0.4999999403953552f));
+  V r = hn::NegMulAdd(k, hn::Set(d, c::kLn2Hi), x);
+  r = hn::NegMulAdd(k, hn::Set(d, c::kLn2Lo), r);
+  V q = hn::Set(d, c::kQ4);
+  q = hn::MulAdd(q, r, hn::Set(d, c::kQ3));
+  q = hn::MulAdd(q, r, hn::Set(d, c::kQ2));
+  q = hn::MulAdd(q, r, hn::Set(d, c::kQ1));
+  q = hn::MulAdd(q, r, hn::Set(d, c::kQ0));
   const V p = hn::Add(hn::MulAdd(hn::Mul(r, r), q, r), hn::Set(d, 1.0f));
   // t's bits are 0x4B400000 + k; shifted left by 23 the constant part leaves the word.
   const V scale =
