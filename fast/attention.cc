@@ -58,20 +58,13 @@ HWY_EXPORT(Attention);
 
 namespace {
 
-// OpenBLAS takes 32-bit dimensions and leading dimensions.
-void check_blas_dim(const char* fn, const char* name, int64_t v) {
-  if (v >= (int64_t{1} << 31)) {
-    detail::fail_attention(fn,
-                           std::string(name) + " is " + std::to_string(v) + ", expected < 2^31");
-  }
-}
-
+// The shape (OpenBLAS takes 32-bit dimensions and leading dimensions: check_blas_dim).
 void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
                 const void* o, const AttentionArgs& a) {
   detail::check_storage(fn, s);
   detail::check_attention_args(fn, q, k, v, o, a, [&] {
-    check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
-    check_blas_dim(fn, "kv_len", a.kv_len);
+    detail::check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
+    detail::check_blas_dim(fn, "kv_len", a.kv_len);
   });
 }
 
