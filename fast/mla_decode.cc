@@ -97,9 +97,10 @@ std::vector<double> mla_rope_angles(const char* fn, const MlaDecodeArgs& a) {
                                 ", expected a finite base > 0");
   }
   if (f.attention_factor) {
-    throw std::invalid_argument(std::string(fn) +
-                                ": rope.attention_factor is set, expected false (YaRN's "
-                                "temperature on MLA multiplies the softmax scale: pass it in scale)");
+    throw std::invalid_argument(
+        std::string(fn) +
+        ": rope.attention_factor is set, expected false (YaRN's "
+        "temperature on MLA multiplies the softmax scale: pass it in scale)");
   }
   const int64_t half = a.rope_dim / 2;
   const double position = static_cast<double>(a.cache_len - 1);
@@ -108,7 +109,8 @@ std::vector<double> mla_rope_angles(const char* fn, const MlaDecodeArgs& a) {
     // F10 in double; rope_inv_freq would reject the bases in (0, 1] this kernel has always taken.
     for (int64_t k = 0; k < half; ++k) {
       angle[static_cast<size_t>(k)] =
-          position * std::pow(f.base, -static_cast<double>(2 * k) / static_cast<double>(a.rope_dim));
+          position *
+          std::pow(f.base, -static_cast<double>(2 * k) / static_cast<double>(a.rope_dim));
     }
     return angle;
   }
@@ -119,8 +121,8 @@ std::vector<double> mla_rope_angles(const char* fn, const MlaDecodeArgs& a) {
     throw std::invalid_argument(std::string(fn) + ": " + e.what());
   }
   for (int64_t k = 0; k < half; ++k) {
-    angle[static_cast<size_t>(k)] = static_cast<double>(
-        static_cast<long double>(position) * inv[static_cast<size_t>(k)]);
+    angle[static_cast<size_t>(k)] =
+        static_cast<double>(static_cast<long double>(position) * inv[static_cast<size_t>(k)]);
   }
   return angle;
 }
