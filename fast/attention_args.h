@@ -1,10 +1,13 @@
 // The argument types of the attention family, shared by fast/attention.h, fast/mla_decode.h and
 // gpu/api_attention.h (which takes them as gpu::AttentionArgs and so on): both libraries take the
 // same shapes on plain pointers, so one definition serves both. Plain C++17 with no CUDA and no
-// fast/ header, since gpu/api_attention.h is compiled by nvcc too and is installed with it.
+// fast/ header but fast/rope_frequencies.h (itself plain), since gpu/api_attention.h is compiled
+// by nvcc too and is installed with it.
 #pragma once
 
 #include <cstdint>
+
+#include "fast/rope_frequencies.h"  // RopeFrequencies
 
 namespace lmo::fast {
 
@@ -38,7 +41,10 @@ struct MlaDecodeArgs {
   int64_t rope_dim = 2;    // d_h^R, even
   int64_t latent_dim = 1;  // d_c
   int64_t cache_len = 1;   // t
-  double rope_base = 10000;
+  // θ_k of q^R's RoPE: the base (finite, > 0) and an F11 scaling rule as fast/rope.h takes it
+  // (DeepSeek-V2/V3: yarn). attention_factor must be false: YaRN's temperature on MLA multiplies
+  // the softmax scale (DeepSeek's mscale_all_dim), so a caller folds it into `scale`.
+  RopeFrequencies rope;
   bool half_split = false;  // RoPE pairs (k, k + d_r/2) instead of (2k, 2k + 1)
   float scale = 0;          // 0: 1/√(d_h + d_h^R) (eq. 46), rounded once from double
 };

@@ -22,7 +22,8 @@ namespace lmo::fast {
 namespace HWY_NAMESPACE {
 
 void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, const void* k_r,
-               const void* w_uk, void* o, const MlaDecodeArgs& a, float scale) {
+               const void* w_uk, void* o, const MlaDecodeArgs& a, const std::vector<double>& angle,
+               float scale) {
   const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len;
   const detail::F32Operand qc(s, q_c, h * dh), qr(s, q_r, h * dr), ckv(s, c_kv, t * dc),
       kr(s, k_r, t * dr), wuk(s, w_uk, dc * h * dh);
@@ -34,16 +35,13 @@ void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, co
       sgemv(dc, dh, wuk.get() + i * dh, h * dh, qc.get() + i * dh, q_tilde.data() + i * dc);
     }
   });
-  // RoPE of q^R at position t − 1 (F10): θ_k = base^(−2k/d_r), angle (t − 1)·θ_k.
+  // RoPE of q^R at position t − 1 (F10, F11): the angles (t − 1)·θ_k of mla_rope_angles.
   std::vector<float> q_rot(qr.get(), qr.get() + h * dr);
   const int64_t half = dr / 2;
   std::vector<float> cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));
   for (int64_t k = 0; k < half; ++k) {
-    const double angle =
-        static_cast<double>(t - 1) *
-        std::pow(a.rope_base, -static_cast<double>(2 * k) / static_cast<double>(dr));
-    cs[k] = static_cast<float>(std::cos(angle));
-    sn[k] = static_cast<float>(std::sin(angle));
+    cs[k] = static_cast<float>(std::cos(angle[static_cast<size_t>(k)]));
+    sn[k] = static_cast<float>(std::sin(angle[static_cast<size_t>(k)]));
   }
   for (int64_t i = 0; i < h; ++i) {
     const float* x = qr.get() + i * dr;
@@ -86,10 +84,48 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
+#include "fast/rope.h"  // rope_inv_freq
 #include "fast/validate_attention.h"
 
 namespace lmo::fast {
 HWY_EXPORT(MlaDecode);
+
+std::vector<double> mla_rope_angles(const char* fn, const MlaDecodeArgs& a) {
+  const RopeFrequencies& f = a.rope;
+  if (!(f.base > 0) || std::isinf(f.base)) {
+    throw std::invalid_argument(std::string(fn) + ": rope.base is " + std::to_string(f.base) +
+                                ", expected a finite base > 0");
+  }
+  if (f.attention_factor) {
+    throw std::invalid_argument(
+        std::string(fn) +
+        ": rope.attention_factor is set, expected false (YaRN's "
+        "temperature on MLA multiplies the softmax scale: pass it in scale)");
+  }
+  const int64_t half = a.rope_dim / 2;
+  const double position = static_cast<double>(a.cache_len - 1);
+  std::vector<double> angle(static_cast<size_t>(half));
+  if (f.scaling == RopeScaling::none) {
+    // F10 in double; rope_inv_freq would reject the bases in (0, 1] this kernel has always taken.
+    for (int64_t k = 0; k < half; ++k) {
+      angle[static_cast<size_t>(k)] =
+          position *
+          std::pow(f.base, -static_cast<double>(2 * k) / static_cast<double>(a.rope_dim));
+    }
+    return angle;
+  }
+  std::vector<long double> inv;
+  try {
+    inv = rope_inv_freq(a.rope_dim, f);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(fn) + ": " + e.what());
+  }
+  for (int64_t k = 0; k < half; ++k) {
+    angle[static_cast<size_t>(k)] =
+        static_cast<double>(static_cast<long double>(position) * inv[static_cast<size_t>(k)]);
+  }
+  return angle;
+}
 
 void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, const void* k_r,
                 const void* w_uk, void* o, const MlaDecodeArgs& a) {
@@ -113,10 +149,7 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
                                   ", expected < 2^31 (OpenBLAS dimensions)");
     }
   }
-  if (!(a.rope_base > 0) || std::isinf(a.rope_base)) {
-    throw std::invalid_argument(std::string(fn) + ": rope_base is " + std::to_string(a.rope_base) +
-                                ", expected a finite base > 0");
-  }
+  const std::vector<double> angle = mla_rope_angles(fn, a);
   const float scale =
       detail::checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
   detail::check_ptr(fn, "q_c", q_c, true);
@@ -125,7 +158,7 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   detail::check_ptr(fn, "k_r", k_r, true);
   detail::check_ptr(fn, "w_uk", w_uk, true);
   detail::check_ptr(fn, "o", o, true);
-  HWY_DYNAMIC_DISPATCH(MlaDecode)(s, q_c, q_r, c_kv, k_r, w_uk, o, a, scale);
+  HWY_DYNAMIC_DISPATCH(MlaDecode)(s, q_c, q_r, c_kv, k_r, w_uk, o, a, angle, scale);
 }
 
 }  // namespace lmo::fast

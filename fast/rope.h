@@ -31,12 +31,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "fast/rope_frequencies.h"  // RopeScaling, RopeFrequencies
 #include "fast/storage.h"
 
 namespace lmo::fast {
 
 enum class RopeLayout : uint8_t { interleaved, half_split };
-enum class RopeScaling : uint8_t { none, pi, ntk, yarn, llama31 };
 
 struct RopeShape {
   int64_t tokens = 0;
@@ -44,17 +44,6 @@ struct RopeShape {
   int64_t head_dim = 0;
   int64_t rotary_dims = 0;  // r: even, 2 ≤ r ≤ head_dim
   RopeLayout layout = RopeLayout::half_split;
-};
-
-// The frequency rule of F11 (reference/rope_scaling.h; parameter names as in oracle/ops/rope.h).
-struct RopeFrequencies {
-  double base = 10000;
-  RopeScaling scaling = RopeScaling::none;
-  double factor = 1;                                 // s (pi, ntk, yarn, llama31)
-  int64_t original_context = 0;                      // L (yarn, llama31)
-  double low_freq_factor = 1, high_freq_factor = 4;  // llama31
-  double beta_fast = 32, beta_slow = 1;              // yarn (as released: ramp in the index k)
-  bool attention_factor = false;  // yarn: cos and sin times 0.1·ln s + 1 (HF rope_type "yarn")
 };
 
 // θ_k, k < r/2, by the rule, evaluated in long double as reference/rope_scaling.h writes it

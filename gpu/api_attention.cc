@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/mla_decode.h"  // mla_rope_angles
 #include "fast/validate_attention.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_attention.h"
@@ -112,10 +113,7 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_elements(fn, "latent_dim*heads*head_dim", a.latent_dim, a.heads * a.head_dim);
   check_elements(fn, "heads*(latent_dim+rope_dim)", a.heads, a.latent_dim + a.rope_dim);
   check_elements(fn, "cache_len*(latent_dim+rope_dim)", a.cache_len, a.latent_dim + a.rope_dim);
-  if (!(a.rope_base > 0) || std::isinf(a.rope_base)) {
-    fail_attention(fn,
-                   "rope_base is " + std::to_string(a.rope_base) + ", expected a finite base > 0");
-  }
+  const std::vector<double> angle = fast::mla_rope_angles(fn, a);
   const float scale = checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
   check_ptr(fn, "q_c", q_c, true);
   check_ptr(fn, "q_r", q_r, true);
@@ -125,15 +123,12 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_ptr(fn, "o", o, true);
   const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len,
                 half = dr / 2;
-  // RoPE at position t − 1 (F10): θ_k = base^(−2k/d_r), cos and sin of (t − 1)·θ_k in double,
-  // as fast/mla_decode.cc forms them (there rounded to f32, here kept in double).
+  // RoPE at position t − 1 (F10, F11): cos and sin of fast::mla_rope_angles in double, as
+  // fast/mla_decode.cc forms them (there rounded to f32, here kept in double).
   std::vector<double> cos_sin(static_cast<size_t>(dr));
   for (int64_t j = 0; j < half; ++j) {
-    const double angle =
-        static_cast<double>(t - 1) *
-        std::pow(a.rope_base, -static_cast<double>(2 * j) / static_cast<double>(dr));
-    cos_sin[static_cast<size_t>(j)] = std::cos(angle);
-    cos_sin[static_cast<size_t>(half + j)] = std::sin(angle);
+    cos_sin[static_cast<size_t>(j)] = std::cos(angle[static_cast<size_t>(j)]);
+    cos_sin[static_cast<size_t>(half + j)] = std::sin(angle[static_cast<size_t>(j)]);
   }
   Call call(fn);
   const void* dqc = call.upload(q_c, bytes_of(s, h * dh));

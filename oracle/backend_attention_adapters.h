@@ -6,14 +6,18 @@
 // attention_decode and mla_decode with fast/attention.h's and fast/mla_decode.h's signatures.
 //
 // The scale is left at 0: both libraries then use 1/√d (1/√(d_h + d_h^R) for MLA) rounded once
-// from double to f32, the reference's constant.
+// from double to f32, the reference's constant. MLA with YaRN's temperature is the exception: the
+// adapter multiplies that constant by m² in double (as DeepSeek's code does with its
+// softmax_scale) and passes the product, rounded once to f32.
 #pragma once
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
 #include "fast/attention_args.h"
 #include "oracle/backend_adapters.h"
+#include "oracle/decimal_text.h"
 #include "oracle/ops/attention.h"
 #include "oracle/ops/mla.h"
 
@@ -72,8 +76,19 @@ void run_mla_decode(const Op& op, typename K::Storage s, const InputSet& in,
   a.rope_dim = p.rope_dim;
   a.latent_dim = p.latent_dim;
   a.cache_len = p.cache_len;
-  a.rope_base = p.rope_base;
+  a.rope.base = p.rope_base;
   a.half_split = p.layout == ref::RopeLayout::kHalfSplit;
+  if (p.yarn) {
+    a.rope.scaling = fast::RopeScaling::yarn;
+    a.rope.factor = decimal_value(p.yarn->factor);
+    a.rope.original_context = p.yarn->original_context;
+    a.rope.beta_fast = decimal_value(p.yarn->beta_fast);
+    a.rope.beta_slow = decimal_value(p.yarn->beta_slow);
+    if (!p.yarn->mscale_all_dim.empty()) {
+      const double m = ref::yarn_mscale(a.rope.factor, decimal_value(p.yarn->mscale_all_dim));
+      a.scale = static_cast<float>(m * m / std::sqrt(static_cast<double>(p.head_dim + p.rope_dim)));
+    }
+  }
   K::mla_decode(s, input_ptr(in, "q_c"), input_ptr(in, "q_r"), input_ptr(in, "c_kv"),
                 input_ptr(in, "k_r"), input_ptr(in, "w_uk"), out[0].data(), a);
 }

@@ -170,6 +170,29 @@ TEST(FastMlaDecode, Interleaved) { check_mla({2, 16, 8, 64, 150}, 630); }
 TEST(FastMlaDecode, HalfSplitManyHeads) { check_mla({20, 8, 4, 24, 33, true, 500}, 631); }
 TEST(FastMlaDecode, SingleToken) { check_mla({1, 4, 2, 8, 1}, 632); }
 
+// DeepSeek-V3's released YaRN (factor 40 over 4096, beta_fast 32, beta_slow 1) with its
+// temperature (mscale_all_dim 1), and V2's (0.707): the frequencies go in as fast/rope.h takes
+// them, the temperature through scale, and the exact reference is reference/mla.h with
+// MlaConfig::rope_scaling set. d_h^R 64 as in the models (the ramp between YaRN's correction
+// dimensions 10 and 23 depends on it); the second query sits at position 4499, past the original
+// context.
+constexpr ref::RopeScaling kV3Yarn{.kind = ref::RopeScalingKind::kYarn,
+                                   .factor = "40",
+                                   .original_context = 4096,
+                                   .beta_fast = "32",
+                                   .beta_slow = "1",
+                                   .mscale_all_dim = "1"};
+constexpr ref::RopeScaling kV2Yarn{.kind = ref::RopeScalingKind::kYarn,
+                                   .factor = "40",
+                                   .original_context = 4096,
+                                   .beta_fast = "32",
+                                   .beta_slow = "1",
+                                   .mscale_all_dim = "0.707"};
+TEST(FastMlaDecode, DeepSeekV3Yarn) { check_mla({2, 16, 64, 32, 200, false, 10000, kV3Yarn}, 633); }
+TEST(FastMlaDecode, DeepSeekV2YarnPastTheOriginalContext) {
+  check_mla({1, 8, 64, 16, 4500, true, 10000, kV2Yarn}, 634);
+}
+
 TEST(FastAttention, Validation) {
   float x[64] = {};
   float y[64];
@@ -230,9 +253,20 @@ TEST(FastMlaDecode, Validation) {
   bad([](MlaDecodeArgs& b) { b.rope_dim = 0; });
   bad([](MlaDecodeArgs& b) { b.latent_dim = 0; });
   bad([](MlaDecodeArgs& b) { b.cache_len = 0; });
-  bad([](MlaDecodeArgs& b) { b.rope_base = 0; });
-  bad([](MlaDecodeArgs& b) { b.rope_base = INFINITY; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = INFINITY; });
   bad([](MlaDecodeArgs& b) { b.scale = -1; });
+  // YaRN's parameters are checked as fast/rope.h checks them; its factor on cos and sin is
+  // refused (the temperature of MLA belongs in scale).
+  MlaDecodeArgs yarn = a;
+  yarn.rope.scaling = RopeScaling::yarn, yarn.rope.factor = 40, yarn.rope.original_context = 4096;
+  EXPECT_NO_THROW(mla_decode(Storage::f32, x, x, x, x, x, y, yarn));
+  a = yarn;
+  bad([](MlaDecodeArgs& b) { b.rope.original_context = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.factor = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.beta_slow = -1; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = 1; });  // YaRN's correction dimensions divide by ln base
+  bad([](MlaDecodeArgs& b) { b.rope.attention_factor = true; });
   EXPECT_THROW(mla_decode(Storage::f32, x, x, x, x, nullptr, y, a), std::invalid_argument);
   EXPECT_THROW(mla_decode(Storage::f32, x, x, x, x, x, nullptr, a), std::invalid_argument);
 }

@@ -206,6 +206,19 @@ TEST(GpuMlaDecode, DeepSeekWidths) {
   LMO_REQUIRE_GPU();
   check_mla({4, 16, 64, 512, 300}, 743);
 }
+// DeepSeek-V3's released YaRN (factor 40 over 4096, beta 32/1) and temperature (mscale_all_dim
+// 1), the query at position 4199, past the original context.
+TEST(GpuMlaDecode, DeepSeekV3Yarn) {
+  LMO_REQUIRE_GPU();
+  check_mla({2, 16, 64, 64, 4200, false, 10000,
+             ref::RopeScaling{.kind = ref::RopeScalingKind::kYarn,
+                              .factor = "40",
+                              .original_context = 4096,
+                              .beta_fast = "32",
+                              .beta_slow = "1",
+                              .mscale_all_dim = "1"}},
+            744);
+}
 
 // Argument checks run before any CUDA call: these pass without a device.
 TEST(GpuAttention, Validation) {
@@ -272,9 +285,16 @@ TEST(GpuMlaDecode, Validation) {
   bad([](MlaDecodeArgs& b) { b.latent_dim = kGpuAttentionMaxDim + 1; });
   bad([](MlaDecodeArgs& b) { b.latent_dim = 1024, b.rope_dim = 1026; });  // key width 2050
   bad([](MlaDecodeArgs& b) { b.cache_len = 0; });
-  bad([](MlaDecodeArgs& b) { b.rope_base = 0; });
-  bad([](MlaDecodeArgs& b) { b.rope_base = INFINITY; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = INFINITY; });
   bad([](MlaDecodeArgs& b) { b.scale = -1; });
+  // YaRN's parameters as fast/rope.h checks them; no factor on cos and sin (MLA's temperature
+  // goes in scale).
+  a.rope.scaling = fast::RopeScaling::yarn, a.rope.factor = 40, a.rope.original_context = 4096;
+  bad([](MlaDecodeArgs& b) { b.rope.original_context = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.factor = 0; });
+  bad([](MlaDecodeArgs& b) { b.rope.base = 1; });
+  bad([](MlaDecodeArgs& b) { b.rope.attention_factor = true; });
   EXPECT_THROW(mla_decode(f, x, x, x, x, nullptr, y, a), std::invalid_argument);
   EXPECT_THROW(mla_decode(f, x, x, x, x, x, nullptr, a), std::invalid_argument);
   EXPECT_THROW(mla_decode(static_cast<gpu::Storage>(5), x, x, x, x, x, y, a),

@@ -76,6 +76,53 @@ TEST(AttentionMutants, MlaScaleWithoutTheRopeDimensions) {
   }
 }
 
+// DeepSeek-V3's YaRN decode (factor 40 over 4096, beta 32/1, mscale_all_dim 1) at position 299.
+json v3_yarn_decode() {
+  return json::parse(R"({"id": "m/mla-yarn", "op": "mla_decode", "seed": 35,
+                         "formats": ["f32", "bf16"],
+                         "params": {"h": 2, "d_h": 128, "d_rope": 64, "d_c": 512,
+                                    "cache_len": 300, "scaling": "yarn", "factor": 40,
+                                    "original_context": 4096, "beta_fast": 32, "beta_slow": 1,
+                                    "mscale_all_dim": 1}})");
+}
+
+// A kernel given YaRN's frequencies that forgets DeepSeek's temperature (the softmax scale of
+// eq. 46 alone, as a generic MLA kernel computes it): logits too cold by (0.1·ln 40 + 1)² ≈ 1.87.
+TEST(AttentionMutants, MlaYarnWithoutTheTemperature) {
+  for (Format storage : kStorages) {
+    SCOPED_TRACE(ref::format_name(storage));
+    Harness h(v3_yarn_decode(), storage);
+    const MlaDecodeParams& p = dynamic_cast<const MlaDecodeOp&>(h.op()).params();
+    expect_caught(h, [&](const RunContext& c) {
+      Outputs<double> o(1);
+      for (const F32& v :
+           mla_decode_latent<F32>(p, c.in, 1 / sqrt(ref::mp(p.head_dim + p.rope_dim)))) {
+        o[0].values.push_back(ref::to_double(v));
+      }
+      return o;
+    });
+  }
+}
+
+// A kernel with the right temperature that rotates q^R by the plain F10 frequencies: YaRN's
+// interpolated dimensions (k > 10 of the 32 pairs for d_h^R 64) turn up to 40 times too fast.
+TEST(AttentionMutants, MlaYarnWithPlainFrequencies) {
+  for (Format storage : kStorages) {
+    SCOPED_TRACE(ref::format_name(storage));
+    Harness h(v3_yarn_decode(), storage);
+    const MlaDecodeParams& p = dynamic_cast<const MlaDecodeOp&>(h.op()).params();
+    MlaDecodeParams plain = p;
+    plain.yarn.reset();
+    expect_caught(h, [&](const RunContext& c) {
+      Outputs<double> o(1);
+      for (const F32& v : mla_decode_latent<F32>(plain, c.in, ref::mla_scale(p.config()))) {
+        o[0].values.push_back(ref::to_double(v));
+      }
+      return o;
+    });
+  }
+}
+
 TEST(AttentionMutants, SlidingWindowOffByOne) {
   const char* cases[] = {
       R"({"id": "m/win", "op": "attention", "seed": 33, "formats": ["f32", "bf16"],

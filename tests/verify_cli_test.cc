@@ -259,6 +259,38 @@ INSTANTIATE_TEST_SUITE_P(
                   "activation": "silu", "bias": true})"),
                   "cases[0].params.bias", "unknown parameter"}));
 
+#define MLA "\"h\": 1, \"d_h\": 4, \"d_rope\": 8, \"d_c\": 4, \"cache_len\": 3"
+#define YARN "\"scaling\": \"yarn\", \"factor\": 40, \"original_context\": 4096"
+
+// mla_decode reads its YaRN scaling with the rope op's reader (none or yarn only) and checks
+// DeepSeek's mscale_all_dim.
+INSTANTIATE_TEST_SUITE_P(
+    MlaYarn, MalformedCase,
+    ::testing::Values(
+        Malformed{"mla_scaling_rule", OP_CASE("mla_decode", "{" MLA R"(, "scaling": "ntk",
+                  "factor": 4})"),
+                  "cases[0].params.scaling", "expected one of \"none\", \"yarn\""},
+        Malformed{"mla_yarn_needs_context", OP_CASE("mla_decode", "{" MLA R"(, "scaling": "yarn",
+                  "factor": 40})"),
+                  "cases[0].params.original_context", "but it is missing"},
+        Malformed{"mla_yarn_factor", OP_CASE("mla_decode", "{" MLA R"(, "scaling": "yarn",
+                  "factor": 0, "original_context": 4096})"),
+                  "cases[0].params.factor", "expected a finite number in"},
+        Malformed{"mla_mscale_negative", OP_CASE("mla_decode", "{" MLA ", " YARN R"(,
+                  "mscale_all_dim": -1})"),
+                  "cases[0].params.mscale_all_dim", "expected a finite number in [0.0, 100.0]"},
+        Malformed{"mla_mscale_without_yarn", OP_CASE("mla_decode", "{" MLA R"(,
+                  "mscale_all_dim": 1})"),
+                  "cases[0].params.mscale_all_dim", "unknown parameter"},
+        Malformed{"mla_no_attention_factor", OP_CASE("mla_decode", "{" MLA ", " YARN R"(,
+                  "attention_factor": true})"),
+                  "cases[0].params.attention_factor", "unknown parameter"},
+        Malformed{"mla_yarn_base_one", OP_CASE("mla_decode", "{" MLA ", " YARN R"(,
+                  "rope_base": 1})"),
+                  "cases[0].params.rope_base", "expected a base > 1 with YaRN scaling"}));
+
+#undef YARN
+#undef MLA
 #undef ROPE
 #undef OP_CASE
 

@@ -1,9 +1,35 @@
 #include "oracle/ops/mla.h"
 
+#include "oracle/decimal_text.h"
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
+#include "oracle/ops/rope.h"  // read_rope_scaling
 
 namespace lmo::oracle {
+namespace {
+
+// "scaling": "none" or "yarn" with the rope op's keys (factor, original_context, beta_fast,
+// beta_slow), plus mscale_all_dim ≥ 0 (default 0: no temperature, since 0.1·0·ln s + 1 = 1;
+// DeepSeek-V3's config.json has 1, V2's 0.707).
+std::optional<MlaYarn> read_mla_yarn(ParamReader& r, const MlaDecodeParams& p) {
+  RopeParams rp;
+  rp.rotary_dims = p.rope_dim;
+  rp.base = p.rope_base;
+  read_rope_scaling(r, rp, {"none", "yarn"}, false);
+  if (rp.scaling == RopeScalingRule::kNone) return std::nullopt;
+  // The correction dimensions divide by ln base.
+  if (!(p.rope_base > 1)) r.fail("rope_base", "expected a base > 1 with YaRN scaling");
+  MlaYarn y;
+  y.factor = shortest_decimal(rp.factor);
+  y.original_context = rp.original_context;
+  y.beta_fast = shortest_decimal(rp.beta_fast);
+  y.beta_slow = shortest_decimal(rp.beta_slow);
+  const double m = r.real("mscale_all_dim", 0, 100, 0.0);
+  if (m > 0) y.mscale_all_dim = shortest_decimal(m);
+  return y;
+}
+
+}  // namespace
 
 std::vector<InputDecl> MlaDecodeOp::inputs() const {
   const int64_t h = p_.heads, t = p_.cache_len;
@@ -27,7 +53,7 @@ std::vector<OutputDecl> MlaDecodeOp::outputs() const {
 void add_mla_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"mla_decode", "F19, F16",
                  "absorbed MLA decode step over cached latents c^KV and rotary keys k^R; scale "
-                 "1/√(d_h + d_h^R)",
+                 "1/√(d_h + d_h^R) (none | yarn, with DeepSeek's temperature mscale_all_dim)",
                  [](ParamReader& r) {
                    MlaDecodeParams p;
                    p.heads = r.integer("h", 1, kMaxHeads);
@@ -42,6 +68,7 @@ void add_mla_ops(std::vector<OpInfo>& ops) {
                                        "interleaved") == "interleaved"
                                   ? ref::RopeLayout::kInterleaved
                                   : ref::RopeLayout::kHalfSplit;
+                   p.yarn = read_mla_yarn(r, p);
                    return std::make_unique<MlaDecodeOp>(p);
                  }});
 }

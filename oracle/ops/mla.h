@@ -7,15 +7,32 @@
 //   w_uk [d_c, h·d_h] W^UK, absorbed into the query: q̃_i = q^C_i W^UK_iᵀ.
 // Output o [1, h·d_c]: each head's softmax([q̃_i; q^R_i]·[c^KV_j; k^R_j] / √(d_h + d_h^R)) c^KV,
 // the latent output that W̃^O = W^UV W^O multiplies afterwards (reference/mla.h).
+// Optionally DeepSeek-V2/V3's YaRN (F11, M09): q^R's frequencies by the released YaRN rule
+// (ref::rope_inv_freq_yarn) and, with mscale_all_dim > 0, the softmax scale times YaRN's
+// temperature m² (m = 0.1·mscale_all_dim·ln s + 1), as MlaConfig::rope_scaling does in
+// reference/mla.h (mla_rope_rows, mla_scale).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "oracle/op_generic.h"
 #include "reference/mla.h"
 
 namespace lmo::oracle {
+
+// YaRN on the rotary part (the rope op's yarn keys, oracle/ops/rope.h, and DeepSeek's
+// mscale_all_dim), each number as decimal text, as reference/presets.h's RopeScaling holds a
+// model's: the shortest decimal that reads back as the case's double (oracle/decimal_text.h), so
+// the reference rounds the case's own constant once to T.
+struct MlaYarn {
+  std::string factor;  // s
+  int64_t original_context = 0;
+  std::string beta_fast, beta_slow;
+  std::string mscale_all_dim;  // the temperature's coefficient; empty: no temperature (m = 1)
+};
 
 struct MlaDecodeParams {
   int64_t heads = 1;       // n_h
@@ -25,7 +42,10 @@ struct MlaDecodeParams {
   int64_t cache_len = 1;   // t
   double rope_base = 10000;
   ref::RopeLayout layout = ref::RopeLayout::kInterleaved;
+  std::optional<MlaYarn> yarn;  // empty: plain F10 frequencies and eq. 46's scale
 
+  // The reference's configuration; its rope_scaling views this object's text, so the config must
+  // not outlive it.
   ref::MlaConfig config() const {
     ref::MlaConfig c;
     c.heads = heads;
@@ -34,6 +54,14 @@ struct MlaDecodeParams {
     c.kv_latent_dim = latent_dim;
     c.rope_base = ref::mp(rope_base);
     c.rope_layout = layout;
+    if (yarn) {
+      c.rope_scaling = ref::RopeScaling{.kind = ref::RopeScalingKind::kYarn,
+                                        .factor = yarn->factor,
+                                        .original_context = yarn->original_context,
+                                        .beta_fast = yarn->beta_fast,
+                                        .beta_slow = yarn->beta_slow,
+                                        .mscale_all_dim = yarn->mscale_all_dim};
+    }
     return c;
   }
 };

@@ -71,10 +71,9 @@ Outputs<T> RopeOp::compute(const InputSet& in) const {
   return out;
 }
 
-namespace {
-
-void read_scaling(ParamReader& r, RopeParams& p) {
-  const std::string s = r.choice("scaling", {"none", "pi", "ntk", "yarn", "llama31"}, "none");
+void read_rope_scaling(ParamReader& r, RopeParams& p, const std::vector<std::string>& rules,
+                       bool attention_factor) {
+  const std::string s = r.choice("scaling", rules, "none");
   if (s == "none") return;
   p.factor = r.real("factor", 1e-3, 1e6);
   if (s == "pi") {
@@ -87,7 +86,7 @@ void read_scaling(ParamReader& r, RopeParams& p) {
     p.original_context = r.integer("original_context", 1, kMaxPosition);
     p.beta_fast = r.real("beta_fast", 1e-6, 1e6, 32.0);
     p.beta_slow = r.real("beta_slow", 1e-6, 1e6, 1.0);
-    p.attention_factor = r.flag("attention_factor", false);
+    if (attention_factor) p.attention_factor = r.flag("attention_factor", false);
   } else {
     // Meta's published constants as defaults (factor is required: it is the point of the rule).
     p.scaling = RopeScalingRule::kLlama31;
@@ -99,6 +98,8 @@ void read_scaling(ParamReader& r, RopeParams& p) {
     }
   }
 }
+
+namespace {
 
 std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
   RopeParams p;
@@ -116,7 +117,7 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
                  : ref::RopeLayout::kHalfSplit;
   p.base = r.real("base", 1.0 + 1e-9, 1e12, 10000.0);
   p.positions = read_position_range(r, "max_position");
-  read_scaling(r, p);
+  read_rope_scaling(r, p, {"none", "pi", "ntk", "yarn", "llama31"}, true);
   if (from_table) p.table_in_storage = r.choice("table", {"f32", "storage"}, "f32") == "storage";
   if (static_cast<double>(p.tokens) * static_cast<double>(p.heads * p.head_dim) >
       static_cast<double>(int64_t{1} << 28)) {

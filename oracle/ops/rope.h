@@ -91,6 +91,13 @@ ref::RopeTable<T> rope_angles_table(const RopeParams& p, std::span<const T> posi
   return ref::rope_table<T>(positions, std::span<const T>(inv), rope_cos_sin_factor<T>(p));
 }
 
+// Reads the scaling keys above into p (p.rotary_dims set first): "scaling", one of `rules` (a
+// subset of none, pi, ntk, yarn, llama31; default none), then the chosen rule's keys, and
+// "attention_factor" for yarn only where attention_factor is true. Shared with mla_decode
+// (oracle/ops/mla.cc), which takes none and yarn and applies YaRN's temperature elsewhere.
+void read_rope_scaling(ParamReader& r, RopeParams& p, const std::vector<std::string>& rules,
+                       bool attention_factor);
+
 class RopeOp : public GenericOp<RopeOp> {
  public:
   explicit RopeOp(RopeParams p) : p_(p) {}

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "oracle/specials.h"
 #include "reference/attention.h"
 #include "reference/mla.h"
+#include "reference/rope_preset.h"  // preset_constant
 #include "tests/support/fast_cases.h"
 
 namespace lmo::testdata {
@@ -125,11 +128,13 @@ inline std::string decode_name(int64_t h, int64_t g, int64_t t, int64_t window) 
          " w" + std::to_string(window);
 }
 
-// Absorbed MLA decode: n_h heads, d_h, d_h^R, d_c, a cache of t latents.
+// Absorbed MLA decode: n_h heads, d_h, d_h^R, d_c, a cache of t latents; optionally an F11
+// scaling of the rotary frequencies (DeepSeek's YaRN, with mscale_all_dim its temperature).
 struct MlaShape {
   int64_t h, dh, dr, dc, t;
   bool half_split = false;
   double base = 10000;
+  std::optional<ref::RopeScaling> scaling = std::nullopt;
 };
 
 struct MlaInputs {
@@ -154,6 +159,7 @@ std::vector<T> reference_mla(const MlaShape& c, const MlaInputs& in) {
   cfg.kv_latent_dim = c.dc;
   cfg.rope_base = ref::mp(c.base);
   cfg.rope_layout = c.half_split ? ref::RopeLayout::kHalfSplit : ref::RopeLayout::kInterleaved;
+  cfg.rope_scaling = c.scaling;
   const ref::Mat<T> q_c(1, c.h * c.dh, values_as<T>(in.q_c));
   const ref::Mat<T> q_r(1, c.h * c.dr, values_as<T>(in.q_r));
   const ref::Mat<T> w_uk(c.dc, c.h * c.dh, values_as<T>(in.w_uk));
@@ -166,7 +172,9 @@ std::vector<T> reference_mla(const MlaShape& c, const MlaInputs& in) {
       .data;
 }
 
-// The kernels' arguments for the shape (the default scale 1/√(d_h + d_h^R)).
+// The kernels' arguments for the shape: the default scale 1/√(d_h + d_h^R), or with YaRN's
+// temperature the reference's scale (mla_scale) rounded once to f32; a YaRN scaling's decimals
+// each rounded once to double.
 inline fast::MlaDecodeArgs mla_args(const MlaShape& c) {
   fast::MlaDecodeArgs a;
   a.heads = c.h;
@@ -174,15 +182,29 @@ inline fast::MlaDecodeArgs mla_args(const MlaShape& c) {
   a.rope_dim = c.dr;
   a.latent_dim = c.dc;
   a.cache_len = c.t;
-  a.rope_base = c.base;
+  a.rope.base = c.base;
   a.half_split = c.half_split;
+  if (c.scaling) {
+    const ref::RopeScaling& y = *c.scaling;
+    if (y.kind != ref::RopeScalingKind::kYarn) throw std::logic_error("mla_args: YaRN only");
+    a.rope.scaling = fast::RopeScaling::yarn;
+    a.rope.factor = ref::preset_constant<double>(y.factor);
+    a.rope.original_context = y.original_context;
+    a.rope.beta_fast = ref::preset_constant<double>(y.beta_fast);
+    a.rope.beta_slow = ref::preset_constant<double>(y.beta_slow);
+    if (!y.mscale_all_dim.empty()) {
+      ref::MlaConfig cfg;
+      cfg.head_dim = c.dh, cfg.rope_dim = c.dr, cfg.rope_scaling = c.scaling;
+      a.scale = ref::from_mp<float>(ref::mla_scale(cfg));
+    }
+  }
   return a;
 }
 
 // "MLA h2 t150 interleaved": an MLA shape's name in failure messages.
 inline std::string mla_name(const MlaShape& c) {
   return "MLA h" + std::to_string(c.h) + " t" + std::to_string(c.t) +
-         (c.half_split ? " half-split" : " interleaved");
+         (c.half_split ? " half-split" : " interleaved") + (c.scaling ? " scaled" : "");
 }
 
 }  // namespace lmo::testdata
