@@ -123,15 +123,16 @@ void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t row
   });
 }
 
-// Mean and variance by the corrected two-pass algorithm (see RowDeviationSums): mu from the
-// f32 lane sums, then the deviations' sum c and sum of squares q in one more read (the row is
-// in cache by then); the mean is mu + c/d, carried as the pair (mu, c/d), and the variance
-// (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
+// LayerNorm's mean and variance (both paths below) by the corrected two-pass algorithm (see
+// RowDeviationSums): mu from the f32 lane sums, then the deviations' sum c and sum of squares q
+// in one more read (the row is in cache by then); the mean is mu + c/d, carried as the pair
+// (mu, c/d), and the variance (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
 // rounded mean alone, amplified by the cancellation, would dominate the output's error.
 #if LMO_FAST_BF16_PAIRS
 // LayerNormRows for bf16 on widened rows, as RmsNormRowsWidened: the first pass widens the row
 // while it takes max |x| and Σ x, the deviation pass and the output pass read the f32 scratch,
-// γ and β are widened once per call.
+// γ and β are widened once per call, and the output is rounded without the NaN branch where the
+// row's statistics bound every result.
 inline void LayerNormRowsWidened(const uint16_t* x, const uint16_t* gamma, const uint16_t* beta,
                                  uint16_t* y, int64_t rows, size_t d, float eps) {
   const hn::ScalableTag<float> df;
