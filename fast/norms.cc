@@ -11,6 +11,7 @@
 #include "fast/reduce-inl.h"
 #include "fast/storage-inl.h"
 #include "fast/threads.h"
+#include "fast/widened_rows-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace lmo::fast {
@@ -33,9 +34,56 @@ bool StreamRows(int64_t rows, size_t d) {
   return static_cast<size_t>(rows) * d * sizeof(Elem<S>) >= kStreamBytes;
 }
 
+#if LMO_FAST_BF16_PAIRS
+// RmsNormRows for bf16 on widened rows (fast/widened_rows-inl.h): the first pass widens the row
+// into scratch while it takes max |x| and Σ x²; the output pass reads the scratch and the weights
+// w = γ or 1 + γ, widened once per call, and rounds without the NaN branch where the row's
+// statistics bound every result (NaNFree).
+inline void RmsNormRowsWidened(const uint16_t* x, const uint16_t* gamma, uint16_t* y, int64_t rows,
+                               size_t d, float eps, bool one_plus_gamma) {
+  const hn::ScalableTag<float> df;
+  const bool stream = StreamRows<Storage::bf16>(rows, d);
+  const WidenedWeights g = WidenWeights(df, gamma, d, one_plus_gamma);
+  parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const uint16_t* xr = x + static_cast<size_t>(r) * d;
+      uint16_t* yr = y + static_cast<size_t>(r) * d;
+      float* w = WidenedScratch(d);
+      float amax = 0.0f, sum = 0.0f;
+      RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(uint16_t),
+                           WidenedRowSteps(df, d));
+      WidenMaxAbsAndSum<true>(df, xr, d, w, prefetch, amax, sum);
+      const double scale = row_scale(amax);
+      const float fs = static_cast<float>(scale);
+      if (scale != 1.0) sum = RowSumSquares<Storage::f32>(df, w, d, fs);
+      const double ms = static_cast<double>(sum) / static_cast<double>(d);
+      const float inv_f =
+          static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps) * scale * scale));
+      const auto vs = hn::Set(df, fs), inv = hn::Set(df, inv_f);
+      const float* gw = g.w.data();
+      const auto at = [&](size_t j) {
+        return hn::Mul(hn::Mul(hn::Mul(hn::LoadU(df, w + j), vs), inv), hn::LoadU(df, gw + j));
+      };
+      const double bound = static_cast<double>(amax) * scale * inv_f * g.max_abs;
+      if (std::isfinite(sum) && std::isfinite(inv_f) && NaNFree(bound)) {
+        StoreWidenedRow<true>(df, yr, d, prefetch, at, stream);
+      } else {
+        StoreWidenedRow<false>(df, yr, d, prefetch, at, stream);
+      }
+    }
+  });
+}
+#endif
+
 template <Storage S>
 void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t rows, size_t d,
                  float eps, bool one_plus_gamma) {
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    if (rows > 0) RmsNormRowsWidened(x, gamma, y, rows, d, eps, one_plus_gamma);
+    return;
+  }
+#endif
   const hn::ScalableTag<float> df;
   const bool stream = StreamRows<S>(rows, d);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
@@ -75,14 +123,74 @@ void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t row
   });
 }
 
-// Mean and variance by the corrected two-pass algorithm (see RowDeviationSums): mu from the
-// f32 lane sums, then the deviations' sum c and sum of squares q in one more read (the row is
-// in cache by then); the mean is mu + c/d, carried as the pair (mu, c/d), and the variance
-// (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
+// LayerNorm's mean and variance (both paths below) by the corrected two-pass algorithm (see
+// RowDeviationSums): mu from the f32 lane sums, then the deviations' sum c and sum of squares q
+// in one more read (the row is in cache by then); the mean is mu + c/d, carried as the pair
+// (mu, c/d), and the variance (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
 // rounded mean alone, amplified by the cancellation, would dominate the output's error.
+#if LMO_FAST_BF16_PAIRS
+// LayerNormRows for bf16 on widened rows, as RmsNormRowsWidened: the first pass widens the row
+// while it takes max |x| and Σ x, the deviation pass and the output pass read the f32 scratch,
+// γ and β are widened once per call, and the output is rounded without the NaN branch where the
+// row's statistics bound every result.
+inline void LayerNormRowsWidened(const uint16_t* x, const uint16_t* gamma, const uint16_t* beta,
+                                 uint16_t* y, int64_t rows, size_t d, float eps) {
+  const hn::ScalableTag<float> df;
+  const bool stream = StreamRows<Storage::bf16>(rows, d);
+  const WidenedWeights g = WidenWeights(df, gamma, d, false);
+  const WidenedWeights b = WidenWeights(df, beta, d, false);
+  parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const uint16_t* xr = x + static_cast<size_t>(r) * d;
+      uint16_t* yr = y + static_cast<size_t>(r) * d;
+      float* w = WidenedScratch(d);
+      float amax = 0.0f, sum = 0.0f;
+      RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(uint16_t),
+                           WidenedRowSteps(df, d));
+      WidenMaxAbsAndSum<false>(df, xr, d, w, prefetch, amax, sum);
+      const double scale = row_scale(amax);
+      const float fs = static_cast<float>(scale);
+      if (scale != 1.0) sum = RowSum<Storage::f32>(df, w, d, fs);
+      const double n = static_cast<double>(d);
+      const float mu = static_cast<float>(static_cast<double>(sum) / n);
+      float dev_sum = 0.0f, dev_squares = 0.0f;
+      RowDeviationSums<Storage::f32>(df, w, d, fs, mu, dev_sum, dev_squares);
+      const double c = static_cast<double>(dev_sum);
+      const double var = std::max(0.0, (static_cast<double>(dev_squares) - c * c / n) / n);
+      const float inv_f =
+          static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps) * scale * scale));
+      const float cn = static_cast<float>(c / n);
+      const auto inv = hn::Set(df, inv_f), vs = hn::Set(df, fs), vmu = hn::Set(df, mu);
+      const auto vc = hn::Set(df, cn);
+      const float *gw = g.w.data(), *bw = b.w.data();
+      const auto at = [&](size_t j) {
+        const auto t = hn::Sub(hn::Sub(hn::Mul(hn::LoadU(df, w + j), vs), vmu), vc);
+        return hn::MulAdd(hn::Mul(t, inv), hn::LoadU(df, gw + j), hn::LoadU(df, bw + j));
+      };
+      // |x·scale − mu − c/d| ≤ max|x|·scale + |mu| + |c/d|.
+      const double bound =
+          (static_cast<double>(amax) * scale + std::fabs(mu) + std::fabs(cn)) * inv_f * g.max_abs +
+          b.max_abs;
+      if (std::isfinite(sum) && std::isfinite(dev_squares) && std::isfinite(inv_f) &&
+          NaNFree(bound)) {
+        StoreWidenedRow<true>(df, yr, d, prefetch, at, stream);
+      } else {
+        StoreWidenedRow<false>(df, yr, d, prefetch, at, stream);
+      }
+    }
+  });
+}
+#endif
+
 template <Storage S>
 void LayerNormRows(const Elem<S>* x, const Elem<S>* gamma, const Elem<S>* beta, Elem<S>* y,
                    int64_t rows, size_t d, float eps) {
+#if LMO_FAST_BF16_PAIRS
+  if constexpr (S == Storage::bf16) {
+    if (rows > 0) LayerNormRowsWidened(x, gamma, beta, y, rows, d, eps);
+    return;
+  }
+#endif
   const hn::ScalableTag<float> df;
   const bool stream = StreamRows<S>(rows, d);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {

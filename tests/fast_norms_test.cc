@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "fast/norms.h"
 #include "reference/norms.h"
@@ -83,6 +84,48 @@ TEST(FastNorms, ExtremeMagnitudesAreScaled) {
       for_each_target([&](const std::string& target) {
         run(k, s, sc.in, c, y);
         expect_judged(op_name(k), "", exact, y, naive, target + " 2^" + std::to_string(shift));
+      });
+    }
+  }
+}
+
+// bf16 weights of 2^126 against 1 (β = 0): multiplying by a power of two is exact in f32 and
+// bf16 rounding commutes with it, so every output is the unit-weight output with its exponent
+// raised by 126, bit for bit (the outputs here stay below 2 in magnitude, so below 2^127 after).
+// The unit weights take the bf16 kernels' rounding without the NaN branch (their results are
+// bounded far below overflow); 2^126 puts that bound (max |x| over the rms or σ, at least 1,
+// times the weight) at or above 2^126, so the same rows take the rounding with the NaN branch:
+// both must give the same bits.
+TEST(FastNorms, Bf16PowerOfTwoWeightsScaleExactly) {
+  constexpr int kShift = 126;
+  for (size_t d : {size_t{77}, size_t{4096}}) {
+    const int64_t rows = 3;
+    std::vector<uint16_t> x(rows * d), one(d, bf16_from_f32(1.0f)), big(d), zero(d, 0);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint32_t h = (static_cast<uint32_t>(i) + 7u) * 2654435761u;
+      x[i] = bf16_from_f32(static_cast<float>(h >> 25) / 64.0f - 1.0f);  // k/64 − 1, exact
+    }
+    big.assign(d, bf16_from_f32(std::ldexp(1.0f, kShift)));
+    std::vector<uint16_t> y1(x.size()), y2(x.size());
+    for (Kind k : {Kind::rms, Kind::gemma, Kind::layer}) {
+      // Gemma's weight is 1 + γ: γ = 0 and γ = 2^126 (1 + 2^126 rounds to 2^126 in f32).
+      const std::vector<uint16_t>& g1 = k == Kind::gemma ? zero : one;
+      for_each_target([&](const std::string& target) {
+        const auto call = [&](const std::vector<uint16_t>& g, std::vector<uint16_t>& y) {
+          if (k == Kind::layer) {
+            layernorm(Storage::bf16, x.data(), g.data(), zero.data(), y.data(), rows, d, 1e-5f);
+          } else {
+            rmsnorm(Storage::bf16, x.data(), g.data(), y.data(), rows, d, 1e-6f, k == Kind::gemma);
+          }
+        };
+        call(g1, y1);
+        call(big, y2);
+        for (size_t i = 0; i < x.size(); ++i) {
+          ASSERT_LT(std::fabs(f32_from_bf16(y1[i])), 2.0f) << target << " " << op_name(k);
+          const uint16_t want = (y1[i] & 0x7FFF) == 0 ? y1[i] : y1[i] + (kShift << 7);
+          ASSERT_EQ(y2[i], want) << target << " " << op_name(k) << " d=" << d << " i=" << i
+                                 << " unit-weight output " << f32_from_bf16(y1[i]);
+        }
       });
     }
   }
