@@ -140,15 +140,9 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   }
   detail::check_count(fn, "latent_dim", a.latent_dim, 1);
   detail::check_count(fn, "cache_len", a.cache_len, 1);
-  for (const auto& [name, v] :
-       {std::pair<const char*, int64_t>{"heads*head_dim", a.heads * a.head_dim},
-        {"heads*latent_dim", a.heads * a.latent_dim},
-        {"cache_len", a.cache_len}}) {
-    if (v >= (int64_t{1} << 31)) {
-      throw std::invalid_argument(std::string(fn) + ": " + name + " is " + std::to_string(v) +
-                                  ", expected < 2^31 (OpenBLAS dimensions)");
-    }
-  }
+  detail::check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
+  detail::check_blas_dim(fn, "heads*latent_dim", a.heads * a.latent_dim);
+  detail::check_blas_dim(fn, "cache_len", a.cache_len);
   const std::vector<double> angle = mla_rope_angles(fn, a);
   const float scale =
       detail::checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
