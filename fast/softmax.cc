@@ -38,11 +38,17 @@ HWY_INLINE V ScaledExpF(D d, V x) {
 // v as rounded: GCC contracts a product and a following sum into one FMA (-ffp-contract=fast
 // is its C++ default), so cap·y − m would skip the rounding of z' = cap·y that the row's m and
 // the target's z' have (the tiny-z select stops it on the tested path, nothing on kAllSmall's).
-// An empty asm that takes and returns the register keeps the product.
+// An empty asm that takes and returns the register keeps the product. EMU128's lanes are an
+// array (no register to tie: clang refuses "+v" there), so its product is kept by making the
+// compiler assume the asm may read and change the vector in memory.
 template <class V>
 HWY_INLINE V KeepRounded(V v) {
 #if HWY_ARCH_X86 && (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
+#if HWY_TARGET == HWY_EMU128
+  asm("" : : "r"(&v) : "memory");
+#else
   asm("" : "+v"(v.raw));
+#endif
 #endif
   return v;
 }

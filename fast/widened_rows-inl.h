@@ -181,7 +181,6 @@ HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> Bf16HighFromNonNaN(D /*d*/, hn::Vec<
 template <class D>
 HWY_INLINE hn::Vec<Bf16PairTag<D>> Bf16PairNonNaN(D d, hn::Vec<D> even, hn::Vec<D> odd) {
   const Bf16PairTag<D> d16;
-  const hn::RebindToUnsigned<D> du;
   return hn::OddEven(hn::BitCast(d16, Bf16HighFromNonNaN(d, odd)),
                      hn::BitCast(d16, hn::ShiftRight<16>(Bf16HighFromNonNaN(d, even))));
 }
