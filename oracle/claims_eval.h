@@ -203,7 +203,6 @@ class IdentityCheck {
   bool skip_this_ = false;
   bool size_mismatch_ = false;
   std::string skip_note_;
-  double worst_ratio_residual_ = 0;
 };
 
 // A claim not run on kernel backends, and why (a kernel backend gets an n/a row saying so).
