@@ -35,15 +35,15 @@ bool StreamRows(int64_t rows, size_t d) {
 }
 
 #if LMO_FAST_BF16_PAIRS
-// RmsNormRows for bf16 on widened rows (fast/widened_rows-inl.h): the first pass widens the row
-// into scratch while it takes max |x| and Σ x²; the output pass reads the scratch and the weights
-// w = γ or 1 + γ, widened once per call, and rounds without the NaN branch where the row's
-// statistics bound every result (NaNFree).
-inline void RmsNormRowsWidened(const uint16_t* x, const uint16_t* gamma, uint16_t* y, int64_t rows,
-                               size_t d, float eps, bool one_plus_gamma) {
+// The row loop the widened bf16 norms share: per row, the first pass widens x into scratch w
+// while it takes max |x| and Σ x² (kSquares) or Σ x, summed again scaled where the row needs a
+// power-of-two scale (row_scale); then body(w, amax, sum, scale, store) forms the row's output,
+// handing store(at, nan_free) the f32 results, which it rounds to bf16 (without the NaN branch
+// when nan_free) while prefetching the next row.
+template <bool kSquares, class Body>
+void ForWidenedRows(const uint16_t* x, uint16_t* y, int64_t rows, size_t d, const Body& body) {
   const hn::ScalableTag<float> df;
   const bool stream = StreamRows<Storage::bf16>(rows, d);
-  const WidenedWeights g = WidenWeights(df, gamma, d, one_plus_gamma);
   parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const uint16_t* xr = x + static_cast<size_t>(r) * d;
@@ -52,26 +52,46 @@ inline void RmsNormRowsWidened(const uint16_t* x, const uint16_t* gamma, uint16_
       float amax = 0.0f, sum = 0.0f;
       RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(uint16_t),
                            WidenedRowSteps(df, d));
-      WidenMaxAbsAndSum<true>(df, xr, d, w, prefetch, amax, sum);
+      WidenMaxAbsAndSum<kSquares>(df, xr, d, w, prefetch, amax, sum);
       const double scale = row_scale(amax);
       const float fs = static_cast<float>(scale);
-      if (scale != 1.0) sum = RowSumSquares<Storage::f32>(df, w, d, fs);
-      const double ms = static_cast<double>(sum) / static_cast<double>(d);
-      const float inv_f =
-          static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps) * scale * scale));
-      const auto vs = hn::Set(df, fs), inv = hn::Set(df, inv_f);
-      const float* gw = g.w.data();
-      const auto at = [&](size_t j) {
-        return hn::Mul(hn::Mul(hn::Mul(hn::LoadU(df, w + j), vs), inv), hn::LoadU(df, gw + j));
-      };
-      const double bound = static_cast<double>(amax) * scale * inv_f * g.max_abs;
-      if (std::isfinite(sum) && std::isfinite(inv_f) && NaNFree(bound)) {
-        StoreWidenedRow<true>(df, yr, d, prefetch, at, stream);
-      } else {
-        StoreWidenedRow<false>(df, yr, d, prefetch, at, stream);
+      if (scale != 1.0) {
+        sum = kSquares ? RowSumSquares<Storage::f32>(df, w, d, fs)
+                       : RowSum<Storage::f32>(df, w, d, fs);
       }
+      const auto store = [&](const auto& at, bool nan_free) {
+        if (nan_free) {
+          StoreWidenedRow<true>(df, yr, d, prefetch, at, stream);
+        } else {
+          StoreWidenedRow<false>(df, yr, d, prefetch, at, stream);
+        }
+      };
+      body(w, amax, sum, scale, store);
     }
   });
+}
+
+// RmsNormRows for bf16 on widened rows (fast/widened_rows-inl.h): the first pass widens the row
+// into scratch while it takes max |x| and Σ x²; the output pass reads the scratch and the weights
+// w = γ or 1 + γ, widened once per call, and rounds without the NaN branch where the row's
+// statistics bound every result (NaNFree).
+inline void RmsNormRowsWidened(const uint16_t* x, const uint16_t* gamma, uint16_t* y, int64_t rows,
+                               size_t d, float eps, bool one_plus_gamma) {
+  const hn::ScalableTag<float> df;
+  const WidenedWeights g = WidenWeights(df, gamma, d, one_plus_gamma);
+  ForWidenedRows<true>(
+      x, y, rows, d, [&](const float* w, float amax, float sum, double scale, const auto& store) {
+        const double ms = static_cast<double>(sum) / static_cast<double>(d);
+        const float inv_f =
+            static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps) * scale * scale));
+        const auto vs = hn::Set(df, static_cast<float>(scale)), inv = hn::Set(df, inv_f);
+        const float* gw = g.w.data();
+        const auto at = [&](size_t j) {
+          return hn::Mul(hn::Mul(hn::Mul(hn::LoadU(df, w + j), vs), inv), hn::LoadU(df, gw + j));
+        };
+        const double bound = static_cast<double>(amax) * scale * inv_f * g.max_abs;
+        store(at, std::isfinite(sum) && std::isfinite(inv_f) && NaNFree(bound));
+      });
 }
 #endif
 
@@ -126,8 +146,9 @@ void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t row
 // LayerNorm's mean and variance (both paths below) by the corrected two-pass algorithm (see
 // RowDeviationSums): mu from the f32 lane sums, then the deviations' sum c and sum of squares q
 // in one more read (the row is in cache by then); the mean is mu + c/d, carried as the pair
-// (mu, c/d), and the variance (q − c²/d)/d. The pair keeps x − mean accurate under a large mean offset, where the error of a
-// rounded mean alone, amplified by the cancellation, would dominate the output's error.
+// (mu, c/d), and the variance (q − c²/d)/d. The pair keeps x − mean accurate under a large mean
+// offset, where the error of a rounded mean alone, amplified by the cancellation, would dominate
+// the output's error.
 #if LMO_FAST_BF16_PAIRS
 // LayerNormRows for bf16 on widened rows, as RmsNormRowsWidened: the first pass widens the row
 // while it takes max |x| and Σ x, the deviation pass and the output pass read the f32 scratch,
@@ -136,49 +157,34 @@ void RmsNormRows(const Elem<S>* x, const Elem<S>* gamma, Elem<S>* y, int64_t row
 inline void LayerNormRowsWidened(const uint16_t* x, const uint16_t* gamma, const uint16_t* beta,
                                  uint16_t* y, int64_t rows, size_t d, float eps) {
   const hn::ScalableTag<float> df;
-  const bool stream = StreamRows<Storage::bf16>(rows, d);
   const WidenedWeights g = WidenWeights(df, gamma, d, false);
   const WidenedWeights b = WidenWeights(df, beta, d, false);
-  parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const uint16_t* xr = x + static_cast<size_t>(r) * d;
-      uint16_t* yr = y + static_cast<size_t>(r) * d;
-      float* w = WidenedScratch(d);
-      float amax = 0.0f, sum = 0.0f;
-      RowPrefetch prefetch(r + 1 < rows ? xr + d : nullptr, d * sizeof(uint16_t),
-                           WidenedRowSteps(df, d));
-      WidenMaxAbsAndSum<false>(df, xr, d, w, prefetch, amax, sum);
-      const double scale = row_scale(amax);
-      const float fs = static_cast<float>(scale);
-      if (scale != 1.0) sum = RowSum<Storage::f32>(df, w, d, fs);
-      const double n = static_cast<double>(d);
-      const float mu = static_cast<float>(static_cast<double>(sum) / n);
-      float dev_sum = 0.0f, dev_squares = 0.0f;
-      RowDeviationSums<Storage::f32>(df, w, d, fs, mu, dev_sum, dev_squares);
-      const double c = static_cast<double>(dev_sum);
-      const double var = std::max(0.0, (static_cast<double>(dev_squares) - c * c / n) / n);
-      const float inv_f =
-          static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps) * scale * scale));
-      const float cn = static_cast<float>(c / n);
-      const auto inv = hn::Set(df, inv_f), vs = hn::Set(df, fs), vmu = hn::Set(df, mu);
-      const auto vc = hn::Set(df, cn);
-      const float *gw = g.w.data(), *bw = b.w.data();
-      const auto at = [&](size_t j) {
-        const auto t = hn::Sub(hn::Sub(hn::Mul(hn::LoadU(df, w + j), vs), vmu), vc);
-        return hn::MulAdd(hn::Mul(t, inv), hn::LoadU(df, gw + j), hn::LoadU(df, bw + j));
-      };
-      // |x·scale − mu − c/d| ≤ max|x|·scale + |mu| + |c/d|.
-      const double bound =
-          (static_cast<double>(amax) * scale + std::fabs(mu) + std::fabs(cn)) * inv_f * g.max_abs +
-          b.max_abs;
-      if (std::isfinite(sum) && std::isfinite(dev_squares) && std::isfinite(inv_f) &&
-          NaNFree(bound)) {
-        StoreWidenedRow<true>(df, yr, d, prefetch, at, stream);
-      } else {
-        StoreWidenedRow<false>(df, yr, d, prefetch, at, stream);
-      }
-    }
-  });
+  ForWidenedRows<false>(
+      x, y, rows, d, [&](const float* w, float amax, float sum, double scale, const auto& store) {
+        const float fs = static_cast<float>(scale);
+        const double n = static_cast<double>(d);
+        const float mu = static_cast<float>(static_cast<double>(sum) / n);
+        float dev_sum = 0.0f, dev_squares = 0.0f;
+        RowDeviationSums<Storage::f32>(df, w, d, fs, mu, dev_sum, dev_squares);
+        const double c = static_cast<double>(dev_sum);
+        const double var = std::max(0.0, (static_cast<double>(dev_squares) - c * c / n) / n);
+        const float inv_f =
+            static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(eps) * scale * scale));
+        const float cn = static_cast<float>(c / n);
+        const auto inv = hn::Set(df, inv_f), vs = hn::Set(df, fs), vmu = hn::Set(df, mu);
+        const auto vc = hn::Set(df, cn);
+        const float *gw = g.w.data(), *bw = b.w.data();
+        const auto at = [&](size_t j) {
+          const auto t = hn::Sub(hn::Sub(hn::Mul(hn::LoadU(df, w + j), vs), vmu), vc);
+          return hn::MulAdd(hn::Mul(t, inv), hn::LoadU(df, gw + j), hn::LoadU(df, bw + j));
+        };
+        // |x·scale − mu − c/d| ≤ max|x|·scale + |mu| + |c/d|.
+        const double bound = (static_cast<double>(amax) * scale + std::fabs(mu) + std::fabs(cn)) *
+                                 inv_f * g.max_abs +
+                             b.max_abs;
+        store(at, std::isfinite(sum) && std::isfinite(dev_squares) && std::isfinite(inv_f) &&
+                      NaNFree(bound));
+      });
 }
 #endif
 
@@ -233,8 +239,8 @@ void RmsNorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
   });
 }
 
-void LayerNorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
-               int64_t rows, int64_t d, float eps) {
+void LayerNorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
+               int64_t d, float eps) {
   WithStorage(s, [&](auto tag) {
     constexpr Storage S = decltype(tag)::value;
     LayerNormRows<S>(static_cast<const Elem<S>*>(x), static_cast<const Elem<S>*>(gamma),
@@ -267,8 +273,8 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
   HWY_DYNAMIC_DISPATCH(RmsNorm)(s, x, gamma, y, rows, d, eps, one_plus_gamma);
 }
 
-void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
-               int64_t rows, int64_t d, float eps) {
+void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
+               int64_t d, float eps) {
   const char* fn = "layernorm";
   detail::check_storage(fn, s);
   detail::check_count(fn, "rows", rows, 0);
