@@ -15,18 +15,15 @@
 //    30, 7.3 and 1: 2.31 (2.35) ulp, at |z/cap| < 0.625 (the policy allows 3).
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
-//  - GeluF, |x| ≤ 3 (GeluSmallF): x/P or x − x/P, P = E(x²)·M(|x|) ≈ 1/Φ(−|x|) from two
-//    polynomials and no exponential (tools/gelu_poly_fit.py): 1.49 ulp for x > 0, 6.54 (SSE4:
-//    7.02) for x < 0, measured on every 127th f32 of [−3, 3]; analysis there.
-//  - GeluF, |x| > 3 and NaN (GeluWideF, for every x): Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a
-//    rational of degrees 5/6 fitted with f32 coefficients to 0.1 ulp (tools/gelu_mills_fit.py):
-//    P and Q by Horner (½ ulp each at the last step, less before: positive terms), their quotient
-//    (½), e^{−x²/2} from the exact x²/2 (≈ 1 ulp, ExpTimes2PowF, and the residual's correction),
-//    the products (½ each). Measured against a long-double reference on every 61st f32 of
-//    [−16, 16]: 4.0 ulp for x ≥ 0 (Φ = 1 − Φ(−x) takes Φ(−x)'s absolute error), 4.7–5.9 for
-//    x < 0 on AVX2, 5.4–7.5 on the targets without FMA (two roundings per Horner step); the
-//    policy adds 2u times the condition ≈ x² for x < 0, the budget of the former erfc-based
-//    form, whose rounded argument x/√2 this form does not have.
+//  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
+//    fitted with f32 coefficients to 0.1 ulp (tools/gelu_mills_fit.py): P and Q by Horner (½ ulp
+//    each at the last step, less before: positive terms), their quotient (½), e^{−x²/2} from the
+//    exact x²/2 (≈ 1 ulp, ExpTimes2PowF, and the residual's correction), the products (½ each).
+//    Measured against a long-double reference on every 61st f32 of [−16, 16]: 4.0 ulp for
+//    x ≥ 0 (Φ = 1 − Φ(−x) takes Φ(−x)'s absolute error), 4.7–5.9 for x < 0 on AVX2, 5.4–7.5 on
+//    the targets without FMA (two roundings per Horner step); the policy adds 2u times the
+//    condition ≈ x² for x < 0, the budget of the former erfc-based form, whose rounded argument
+//    x/√2 this form does not have.
 //  - SiluF: x/(1 + e^{−x}), ≤ 2 ulp measured (see there).
 //  - GeluTanhF: x/(1 + e^{−v}) with v rounded in f32 (≤ 4u relative): ≈ 2 ulp plus 4u·κ, κ =
 //    |v|(1 − σ(v)) sigmoid's condition (see there). Measured against a long-double reference on
@@ -208,8 +205,7 @@ HWY_INLINE V SigmoidF(D d, V x) {
   return hn::Div(hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, one), hn::Add(one, e));
 }
 
-// GELU(x) = x·Φ(x) for every x (GeluF's wide form, taken by the lanes with |x| > 3 or NaN),
-// with Φ(−t) = R(t)·e^{−t²/2} for t = |x| and Φ(t) = 1 − Φ(−t):
+// GELU(x) = x·Φ(x), with Φ(−t) = R(t)·e^{−t²/2} for t = |x| and Φ(t) = 1 − Φ(−t):
 // R(t) = erfc(t/√2)·e^{t²/2}/2 (the Mills ratio over √(2π)) is smooth, decreasing from ½ at 0
 // like 1/(t√(2π)) for large t, and a rational P(t)/Q(t) of degrees 5 and 6 with positive f32
 // coefficients fits it on [0, 14.5] to a relative 5.8e-9 (tools/gelu_mills_fit.py; Horner's
@@ -224,7 +220,7 @@ HWY_INLINE V SigmoidF(D d, V x) {
 // reference computes; Φ(t) = 1 there. R is evaluated at min(t, 16) so that P and Q stay finite.
 // NaN: s and the exponent are NaN, the lane's Φ(−t) is zeroed and x·… stays NaN.
 template <class D, class V>
-HWY_INLINE V GeluWideF(D d, V x) {
+HWY_INLINE V GeluF(D d, V x) {
   const V t = hn::Min(hn::Abs(x), hn::Set(d, 16.0f));
   const V x2 = hn::Mul(x, x);
   const V x2_lo = TwoProdLo(d, x, x, x2);
@@ -257,72 +253,6 @@ HWY_INLINE V GeluWideF(D d, V x) {
   const V neg = hn::Mul(hn::Mul(x, tail), scale);
   const V pos = hn::NegMulAdd(hn::Min(x, hn::Set(d, 16.0f)), hn::Mul(tail, scale), x);
   return hn::IfThenElse(hn::Le(x, hn::Zero(d)), neg, pos);
-}
-
-// GELU(x) for |x| ≤ 3 without exponential: 1/Φ(−t) = E(t²)·M(t), t = |x|, with E(y) ≈ e^{y/2}
-// (degree 12, the growth 1 … 90, positive terms but two of 10^-9 relative size) and M(t) ≈
-// e^{−t²/2}/Φ(−t) (degree 10, the inverse Mills ratio over √(2π): smooth, 2 … 8.2, its terms'
-// sum ≤ 1.55 times its value), both fitted with f32 coefficients by tools/gelu_poly_fit.py to
-// relative errors 1.3e-8 and 3.2e-9 (0.22 and 0.05 ulp). One polynomial for 1/Φ(−t) (range 2 …
-// 741) would need degree 18 and cancel by a factor 8700; Φ(x) = ½ + x·(…) cancels for x < 0 by
-// 1/Φ(x) (370 at x = −3). Both polynomials run by Estrin's scheme on the shared powers y = x²,
-// y², y⁴, y⁸ (Horner's chain of 22 dependent FMAs would bound the throughput by its latency).
-// E = 1 + y·E1 and M = 2 + m', m' = t·M1, are carried as their small parts so that only one
-// quantity of the size of 1/Φ(−t) is rounded: w = E1·M = E1·m' + 2E1 in one FMA, then
-// P = (y·w + m') + 2 = E·M − 2 + 2. GELU(x) = x/P for x ≤ 0 and x − x/P = x·Φ(x) for x > 0
-// (x/P ≤ x/2: the difference is exact by Sterbenz's lemma). One division, no selects of ranges.
-// Errors (u = 2^-24 relative): the roundings of E1's and M1's last steps, of w, of y·w + m' and of
-// P (≈ 1u each where their value dominates P), the fits (≤ 0.3u), the quotient (½ ulp); y = x²
-// is rounded (½u relative), which moves e^{y/2} by y·u/4 ≤ 2.25u for x < 0 (damped by
-// Φ(−x)/Φ(x) for x > 0): an argument error within the policy's 2u·κ (κ, erfc's condition at
-// −x/√2, is ≈ 0.8|x| near 0 and ≈ x² + 1 for x ≪ 0: ≥ x²/4 everywhere), as the erfc-based form's.
-// Measured against a long-double reference on every 127th f32 of [−3, 3] (tests/
-// fast_gelu_small_test.cc): x > 0 1.49 ulp on every target; x < 0 6.54 ulp on AVX2, 7.02 on SSE4,
-// SSSE3 and SCALAR (two roundings per MulAdd), at x ≈ −2.85, where the policy allows 4 + ⌈2κ·…⌉
-// ≥ 14; at most 0.39 (without FMA 0.41) of the policy's allowance anywhere (the wide form,
-// measured the same way on every 61st f32: 0.70, near x = −0.03, where the allowance is 5).
-// x = ±0 gives ±0 (P = 2); tiny and subnormal x give x/2 rounded once, as the wide form does.
-template <class D, class V>
-HWY_INLINE V GeluSmallF(D d, V x) {
-  const auto c = [d](float v) { return hn::Set(d, v); };
-  const V t = hn::Abs(x);
-  const V y = hn::Mul(x, x);
-  const V y2 = hn::Mul(y, y), y4 = hn::Mul(y2, y2), y8 = hn::Mul(y4, y4);
-  // E1(y) = (E(y) − 1)/y, coefficients e1 … e12 of E.
-  const V e12 = hn::MulAdd(c(0.12500034272670746f), y, c(0.4999999701976776f));
-  const V e34 = hn::MulAdd(c(0.0026062086690217257f), y, c(0.020832106471061707f));
-  const V e56 = hn::MulAdd(c(2.281593879160937e-05f), y, c(0.0002584968169685453f));
-  const V e78 = hn::MulAdd(c(2.015866584770265e-07f), y, c(1.1306389069432043e-06f));
-  const V e910 = hn::MulAdd(c(2.127124476558606e-09f), y, c(-1.1963391166602833e-08f));
-  const V e1112 = hn::MulAdd(c(4.333216944985008e-12f), y, c(-1.0752940204916683e-10f));
-  const V e1 = hn::MulAdd(hn::MulAdd(e1112, y2, e910), y8,
-                          hn::MulAdd(hn::MulAdd(e78, y2, e56), y4, hn::MulAdd(e34, y2, e12)));
-  // m' = M(t) − 2 = t·M1(t), coefficients m1 … m10 of M (t² = y).
-  const V m12 = hn::MulAdd(c(0.2732357680797577f), t, c(1.5957692861557007f));
-  const V m34 = hn::MulAdd(c(-0.0005549425259232521f), t, c(-0.04792105779051781f));
-  const V m56 = hn::MulAdd(c(-0.001125875161960721f), t, c(0.0033654561266303062f));
-  const V m78 = hn::MulAdd(c(-1.5140783034439664e-05f), t, c(0.00019390055967960507f));
-  const V m910 = hn::MulAdd(c(9.804371359223296e-08f), t, c(-2.8740529955939564e-07f));
-  const V mp = hn::Mul(
-      t, hn::MulAdd(m910, y4, hn::MulAdd(hn::MulAdd(m78, y, m56), y2, hn::MulAdd(m34, y, m12))));
-  const V w = hn::MulAdd(e1, mp, hn::Add(e1, e1));  // E1·M
-  const V q = hn::Div(x, hn::Add(hn::MulAdd(y, w, mp), c(2.0f)));
-  return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), hn::Sub(x, q), q);
-}
-
-// GELU(x) = x·Φ(x), each lane from the form its |x| selects: GeluSmallF for |x| ≤ 3 (where
-// activations live: 99.7 % of N(0, 1)), else GeluWideF (also NaN, which fails the test). The
-// wide form is evaluated only when some lane needs it, so a vector of ordinary activations
-// skips its exponential, rational and range handling (the small form costs ≈ 0.78 of it per
-// vector on AVX2 in L1; a vector with lanes on both sides costs both). A lane's value never
-// depends on its neighbours (tests/fast_gelu_small_test.cc). The two forms do not agree bitwise;
-// each gives every lane of its range a value within the policy.
-template <class D, class V>
-HWY_INLINE V GeluF(D d, V x) {
-  const auto small = hn::Le(hn::Abs(x), hn::Set(d, 3.0f));
-  V y = GeluSmallF(d, x);
-  if (HWY_UNLIKELY(!hn::AllTrue(d, small))) y = hn::IfThenElse(small, y, GeluWideF(d, x));
-  return y;
 }
 
 // GELU-tanh(x) = x·sigmoid(v), v = 2u = 2√(2/π)·(x + 0.044715·x³), as x/(1 + e^{−v}) for every
