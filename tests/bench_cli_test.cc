@@ -1,9 +1,12 @@
 // `lmoracle bench` as a user runs it: the JSON rows carry what the issue asks (op, backend,
-// format, size, bytes_per_s, ratio) with the bytes each kernel must move, every memory-bound op
-// is measured or named as not measured, and bad options are exit 2 naming the option. No timing
-// is asserted: speed is reported, never tested.
+// format, size, bytes_per_s, ratio) with the bytes each kernel must move, and the same kernel's
+// in-cache rate with the bound it implies; every memory-bound op is measured or named as not
+// measured, and bad options are exit 2 naming the option. No timing is asserted: speed is
+// reported, never tested.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -40,6 +43,16 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
                 row.at(rate).get<double>() / row.at(base).get<double>(),
                 1e-9 * row.at("ratio").get<double>());
     EXPECT_GT(row.at("size").get<int64_t>(), 0);
+    if (flops) continue;
+    // The in-cache rate of the same kernel, over the same memcpy, and the bound it implies.
+    const double cache = row.at("cache_bytes_per_s"), cache_ratio = row.at("cache_ratio");
+    EXPECT_TRUE(std::isfinite(cache) && cache > 0) << row;
+    EXPECT_TRUE(std::isfinite(cache_ratio) && cache_ratio > 0) << row;
+    EXPECT_NEAR(cache_ratio, cache / row.at("memcpy_bytes_per_s").get<double>(),
+                1e-9 * cache_ratio);
+    const std::string bound = row.at("bound");
+    EXPECT_TRUE(bound == "compute" || bound == "memory") << row;
+    EXPECT_EQ(bound == "compute", cache_ratio < 0.8) << row;
   }
   EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
   for (const char* op :
@@ -63,6 +76,47 @@ TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
     const bool gate = row.at("op").get<std::string>().find("glu") != std::string::npos;
     const int64_t arrays = gate ? 3 : 2;
     EXPECT_EQ(row.at("bytes").get<int64_t>(), arrays * 2 * n) << row;
+  }
+}
+
+// The in-cache size: the most whole rows whose traffic is at most 256 KiB, at least one row; each
+// timed batch moves at least the large size's traffic and at least 16 MiB.
+TEST(BenchCli, InCacheSizeIsTheMostWholeRowsWithin256KiB) {
+  const auto r = run_cli(
+      "bench --quick --json --format bf16 --filter '^(rmsnorm|layernorm|cross_entropy|softcap|"
+      "geglu_gate|rope_table)$'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 6u) << r.out;
+  const int64_t limit = 256 * 1024;
+  for (const auto& row : j.at("rows")) {
+    const std::string op = row.at("op");
+    const int64_t n = row.at("cache_size"), bytes = row.at("cache_bytes");
+    // bf16: 2 bytes an element. Expected sizes are worked out by hand from the traffic formulas.
+    if (op == "rmsnorm") {  // a 4096-row x in and y out (16 KiB a row), gamma (8 KiB) once
+      EXPECT_EQ(n, 15 * 4096) << row;  // 8 KiB + 15·16 KiB = 248 KiB; 16 rows are 264 KiB
+      EXPECT_EQ(bytes, 8192 + 15 * 16384) << row;
+    } else if (op == "layernorm") {  // gamma and beta: 16 KiB once
+      EXPECT_EQ(n, 15 * 4096) << row;
+      EXPECT_EQ(bytes, 16384 + 15 * 16384) << row;
+    } else if (op == "cross_entropy") {  // one row of 128256 logits moves 501 KiB: still one row
+      EXPECT_EQ(n, 128256) << row;
+      EXPECT_EQ(bytes, 2 * 2 * 128256 + 8 + 4 + 4) << row;
+      EXPECT_GT(bytes, limit) << row;
+    } else if (op == "softcap") {  // z in, y out: 4 bytes an element
+      EXPECT_EQ(n, limit / 4) << row;
+      EXPECT_EQ(bytes, limit) << row;
+    } else if (op == "geglu_gate") {  // two in, one out: 6 bytes an element
+      EXPECT_EQ(n, limit / 6) << row;
+      EXPECT_EQ(bytes, 6 * (limit / 6)) << row;
+    } else {  // rope_table: a token is 4096 values in and out plus a 128-float table row
+      EXPECT_EQ(n, 15 * 4096) << row;  // 15 · 16896 = 247.5 KiB; 16 tokens are 264 KiB
+      EXPECT_EQ(bytes, 15 * (2 * 2 * 4096 + 128 * 4)) << row;
+    }
+    const int64_t batch = std::max<int64_t>(row.at("bytes").get<int64_t>(), int64_t{16} << 20);
+    const int64_t calls = row.at("cache_calls");
+    EXPECT_GE(calls * bytes, batch) << row;
+    EXPECT_LT((calls - 1) * bytes, batch) << row;
   }
 }
 
@@ -99,6 +153,8 @@ TEST(BenchCli, TableEndsWithHowToReadIt) {
   EXPECT_TRUE(contains(r.out, "memcpy GB/s")) << r.out;
   EXPECT_TRUE(contains(r.out, "softcap")) << r.out;
   EXPECT_TRUE(contains(r.out, "ratio: over a memcpy of the same bytes in this run")) << r.out;
+  EXPECT_TRUE(contains(r.out, "cache GB/s")) << r.out;
+  EXPECT_TRUE(contains(r.out, "bound: compute when c.ratio < 0.8")) << r.out;
 }
 
 TEST(BenchCli, BadOptionsAreExit2NamingTheOption) {

@@ -14,6 +14,7 @@
 #include "bandwidth.h"
 #include "bench_gpu.h"
 #include "bench_gpu_compute.h"
+#include "cache_rate.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
@@ -24,6 +25,15 @@
 namespace {
 
 using lmo::oracle::InputError;
+
+// Issue #6's goal for a memory-bound kernel: 0.8 of memcpy's bandwidth on one thread.
+constexpr double kGoalRatio = 0.8;
+// The in-cache size's traffic per call: a quarter of this machine's 1 MiB L2 per core (and half
+// of a 512 KiB one), so that the kernel's inputs and outputs stay there between calls.
+constexpr int64_t kCacheBytes = int64_t{256} << 10;
+// An in-cache batch moves at least the large size's traffic and at least this much, so that it
+// takes milliseconds, not microseconds, whatever the size.
+constexpr int64_t kMinBatchBytes = int64_t{16} << 20;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -66,16 +76,23 @@ std::string gbs(double bytes_per_s) {
 }
 
 void print_header() {
-  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s\n", "op", "backend", "format", "shape", "GB/s",
-              "memcpy GB/s", "ratio");
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7s %10s %7s %-7s\n", "op", "backend", "format",
+              "shape", "GB/s", "memcpy GB/s", "ratio", "cache GB/s", "c.ratio", "bound");
 }
 
-// One row of the table (JSON rows of the fast and gpu backends alike).
+// One row of the table (JSON rows of the fast and gpu backends alike; gpu rows have no in-cache
+// measurement and show "-" there).
 void print_row(const nlohmann::json& r) {
-  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f\n", r["op"].get<std::string>().c_str(),
-              r["backend"].get<std::string>().c_str(), r["format"].get<std::string>().c_str(),
-              r["shape"].get<std::string>().c_str(), gbs(r["bytes_per_s"].get<double>()).c_str(),
-              gbs(r["memcpy_bytes_per_s"].get<double>()).c_str(), r["ratio"].get<double>());
+  const bool cache = r.contains("cache_bytes_per_s");
+  char cache_ratio[16] = "-";
+  if (cache) std::snprintf(cache_ratio, sizeof cache_ratio, "%.2f", r["cache_ratio"].get<double>());
+  std::printf("%-14s %-12s %-6s %-14s %9s %12s %7.2f %10s %7s %-7s\n",
+              r["op"].get<std::string>().c_str(), r["backend"].get<std::string>().c_str(),
+              r["format"].get<std::string>().c_str(), r["shape"].get<std::string>().c_str(),
+              gbs(r["bytes_per_s"].get<double>()).c_str(),
+              gbs(r["memcpy_bytes_per_s"].get<double>()).c_str(), r["ratio"].get<double>(),
+              cache ? gbs(r["cache_bytes_per_s"].get<double>()).c_str() : "-", cache_ratio,
+              cache ? r["bound"].get<std::string>().c_str() : "-");
 }
 
 }  // namespace
@@ -158,12 +175,23 @@ int run_bench(const BenchArgs& a) {
       const lmo::tools::Workload w = lmo::tools::fast_workload(op, s, size);
       if (tty) std::fprintf(stderr, "\rbench: %s %s ...   ", w.op.c_str(), lmo::fast::storage_name(s).data());
       const lmo::tools::BandwidthSample m = lmo::tools::measure_bandwidth(w.bytes, reps, w.run);
+      // The same kernel in cache, against the large size's memcpy: below the goal there, the
+      // kernel is compute-bound and no memory-side change can bring it to the goal.
+      const lmo::tools::Workload cw = lmo::tools::fast_workload_in_cache(op, s, size, kCacheBytes);
+      const lmo::tools::CacheSample c =
+          lmo::tools::measure_cache_rate(cw.bytes, std::max(w.bytes, kMinBatchBytes), reps, cw.run);
+      const double cache_ratio = c.bytes_per_s / m.memcpy_bytes_per_s;
       const std::string format(lmo::fast::storage_name(s));
       rows.push_back({{"op", w.op}, {"backend", backend}, {"format", format},
                       {"size", w.elements}, {"shape", w.shape}, {"bytes", w.bytes},
                       {"threads", a.threads}, {"repetitions", m.repetitions},
                       {"seconds", m.seconds}, {"bytes_per_s", m.bytes_per_s},
-                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio}});
+                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s}, {"ratio", m.ratio},
+                      {"cache_size", cw.elements}, {"cache_shape", cw.shape},
+                      {"cache_bytes", cw.bytes}, {"cache_calls", c.calls},
+                      {"cache_seconds", c.seconds}, {"cache_bytes_per_s", c.bytes_per_s},
+                      {"cache_ratio", cache_ratio},
+                      {"bound", cache_ratio < kGoalRatio ? "compute" : "memory"}});
       if (!a.json) {
         if (!memory_header) {
           print_header();
@@ -218,6 +246,10 @@ int run_bench(const BenchArgs& a) {
       std::printf("bytes: each input read once and each output written once; ratio: over a "
                   "memcpy of the same bytes in this run; %d thread(s), median of %d\n",
                   a.threads, reps);
+      std::printf("cache: the same kernel on at most %lld KiB of traffic a call (whole rows, at "
+                  "least one), batches of calls; c.ratio: over the same memcpy; bound: compute "
+                  "when c.ratio < %.1f (not even in cache at the goal), else memory\n",
+                  static_cast<long long>(kCacheBytes >> 10), kGoalRatio);
     }
     if (compute_header) {
       std::printf("GFLOP/s: 4d per visible (query, key) pair and query head; ratio: over OpenBLAS "

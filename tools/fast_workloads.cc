@@ -211,6 +211,24 @@ Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
   throw std::invalid_argument("fast_workload: no workload named " + op);
 }
 
+Workload fast_workload_in_cache(const std::string& op, Storage s, int64_t elements,
+                                int64_t max_bytes) {
+  // Every workload's traffic is affine in its rows (per-row arrays plus fixed ones such as a
+  // norm's gamma and beta): one and two rows give both terms. Each has at least one row, so
+  // fast_workload(op, s, 1) is one row.
+  const Workload one = fast_workload(op, s, 1);
+  const Workload two = fast_workload(op, s, 2 * one.elements);
+  const int64_t row = one.elements, per_row = two.bytes - one.bytes;
+  const int64_t fixed = one.bytes - per_row;
+  const int64_t most = std::max<int64_t>(1, elements / row);
+  int64_t rows = std::clamp<int64_t>((max_bytes - fixed) / per_row, 1, most);
+  Workload w = fast_workload(op, s, rows * row);
+  // The affine count is exact today; the loop keeps the bound honest if a workload's traffic
+  // ever grows faster than its rows.
+  while (rows > 1 && w.bytes > max_bytes) w = fast_workload(op, s, --rows * row);
+  return w;
+}
+
 std::vector<std::pair<std::string, std::string>> fast_workloads_missing() {
   // Every memory-bound op of issue #6's list has a fast kernel and a workload (attention is
   // measured by attention_workloads.h); a newly listed op without one goes here with the reason.

@@ -30,6 +30,15 @@ const std::vector<std::string>& fast_workload_ops();
 // std::invalid_argument for an op not in the list.
 Workload fast_workload(const std::string& op, fast::Storage s, int64_t elements);
 
+// The same kernel on a cache-resident size (tools/cache_rate.h): the largest whole number of its
+// rows (a row: a norm's or softmax's row, cross_entropy's vocabulary row, rope's token, one
+// element of a gate or soft-cap), at most as many as fast_workload(op, s, elements) has, whose
+// traffic is at most max_bytes; but at least one row, even where one row moves more
+// (cross_entropy's 128256-wide row moves 1 MiB in f32): a kernel is never timed on a shape it is
+// not benchmarked on. Throws std::invalid_argument for an op not in the list.
+Workload fast_workload_in_cache(const std::string& op, fast::Storage s, int64_t elements,
+                                int64_t max_bytes);
+
 // Memory-bound ops of the catalog that have no fast/ kernel yet, with the reason: reported, not
 // silently left out.
 std::vector<std::pair<std::string, std::string>> fast_workloads_missing();
