@@ -7,15 +7,15 @@
 // has no erf/erfc.
 //
 // Error analysis (u = 2^-24, errors in ulps of the result):
-//  - SoftcapF (and CapF's z' in fast/softmax.cc, the same operations): cap·tanh(z/cap) without a
-//    division where |z/cap| < 0.625: z + z·q, q = t²·P(t²), P a degree-5 Chebyshev fit of
-//    (tanh t − t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1 ulp); the exact leading term z and
-//    the correction's factor |q| ≤ 0.113 damp t's error, one FMA rounds: ≈ 1 ulp. |t| ≥ 0.625:
-//    e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp) with t as accurate as the
-//    quotient z/cap (two FMAs correct the reciprocal's product), cap·(1 − e)/(1 + e): ≤ 2.2
-//    ulp. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps 30, 7.3
-//    and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14) ulp,
-//    where cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
+//  - SoftcapF (and CapF's z' in fast/softmax.cc, the same operations up to |t| = 9.5, where
+//    both round to cap): cap·tanh(z/cap) without a division where |z/cap| < 0.625: z + z·q, q =
+//    t²·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1
+//    ulp); the exact leading term z and the correction's factor |q| ≤ 0.113 damp t's error, one FMA
+//    rounds: ≈ 1 ulp. |t| ≥ 0.625: e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp) with t
+//    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap·(1 − e)/(1
+//    + e): ≤ 2.2 ulp. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps
+//    30, 7.3 and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14)
+//    ulp, where cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
 //    measured 2.31 (2.35); beyond: 2.00 (2.01) ulp, 2.11 (2.11) before (the policy allows 3).
 //    The computed z' is monotone over every f32 of those ranges on both targets.
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
@@ -235,10 +235,12 @@ HWY_INLINE V CapTanhBig(D d, V cap, V e) {
 //    quotient at e^{−19}; the clamp keeps the exponent construction in range), then CapTanhBig.
 //    The condition of cap·tanh(t) in t is 2t/sinh(2t) ≤ 0.78 here, so t's ½ ulp costs ≤ 0.39;
 //    e's ≈ 1 ulp enters damped by 2e/(1 − e²) ≤ 0.63, the numerator's and the denominator's
-//    roundings and the quotient's add ½ each. Evaluated only when some lane
-//    needs it: logits and attention scores are mostly far below the cap, so whole vectors
-//    skip it (a vector with lanes on both sides costs both). A lane's value never depends on its
-//    neighbours.
+//    roundings and the quotient's add ½ each. (t = z·(1/cap) alone, 1 ulp, measured 2.35 ulp
+//    here on the sweeps of the top, against 2.00 with the correction: the correction's two FMAs
+//    cost about what the division did, so the wide soft-cap is not faster than before.) Evaluated
+//    only when some lane needs it: logits and attention scores are mostly far below the cap, so
+//    whole vectors skip it (a vector with lanes on both sides costs both). A lane's value never
+//    depends on its neighbours.
 // NaN fails |z| ≥ limit and stays NaN through the polynomial branch; ±inf take the exponential
 // branch (t = ±inf, clamped) and give ±cap.
 template <class D, class V>

@@ -174,8 +174,8 @@ HWY_INLINE void CappedRowRange(D d, const Elem<S>* HWY_RESTRICT z, size_t n, hn:
 // (scaled), with Term's stores; the padding lanes of the last vector are stored too (the scratch
 // has room for them). Rows whose range makes per-vector tests idle (small_row: no clamp of the
 // exponential, and for capped rows no branch test or sign fix) run the four-vector loop without
-// them: the same values (but for the sign of a zero z', which enters only as z' − m). The exponential pass
-// prefetches `next` (the next row, or null; see RowPrefetch).
+// them: the same values (but for the sign of a zero z', which enters only as z' − m). The
+// exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
 template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
                const Elem<S>* next) {

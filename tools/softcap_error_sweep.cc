@@ -7,9 +7,8 @@
 //    significand), split at |z| = 0.625·cap (the polynomial and the exponential branch); and
 //    whether z' is monotone over every f32 of that range (stride 1, the kernel alone).
 //  - cross_entropy's soft-cap (CapF, fast/softmax.cc), through rows [z, z] with target 1 and
-//    λ = 0: log Z = z'(z) + log 2 and ∂loss/∂z_0 = cap'(z)/2, both formed exactly from CapF's
-//    values (p_0 = 1/2: the kept term 2^64 and the factor 2^-65 are powers of two), so
-//    2·grad_0 = cap'(z) as CapF computed it, judged against 1/cosh²(z/cap) in long double, on
+//    λ = 0: ∂loss/∂z_0 = p_0·cap'(z) with p_0 = 1/2 exactly (the kept term 2^64 and the factor
+//    2^-65 are powers of two), so 2·grad_0 = cap'(z) as CapF computed it, judged against 1/cosh²(z/cap) in long double, on
 //    every `ce_stride`-th f32 of the same range.
 // Usage: softcap_error_sweep [stride = 7] [ce_stride = 61] [target names, e.g. AVX2 SSE4: all]
 #include <cmath>
@@ -85,9 +84,10 @@ void sweep_softcap(float cap, uint32_t stride) {
       prev = y[k];
     }
   }
-  std::printf("  softcap cap %-4g |z| < 0.625·cap: %.3f ulp (z = %.9g); beyond: %.3f ulp (z = %.9g);"
-              " monotone drops: %llu",
-              cap, small.err, small.at, big.err, big.at, static_cast<unsigned long long>(drops));
+  std::printf(
+      "  softcap cap %-4g |z| < 0.625·cap: %.3f ulp (z = %.9g); beyond: %.3f ulp (z = %.9g);"
+      " monotone drops: %llu",
+      cap, small.err, small.at, big.err, big.at, static_cast<unsigned long long>(drops));
   if (drops) std::printf(", the first at z = %.9g", first_drop);
   std::printf("\n");
 }
@@ -113,9 +113,10 @@ void sweep_cross_entropy(float cap, uint32_t stride) {
     if (exact < 0x1p-126L) continue;  // subnormal cap': judged by the tests, not in ulps here
     (zr < 0.625f * cap ? gs : gb).add(ulps(2.0f * grad[2 * static_cast<size_t>(r)], exact), zr);
   }
-  std::printf("  cross_entropy cap %-4g cap' |z| < 0.625·cap: %.3f ulp (z = %.9g); beyond: %.3f"
-              " ulp (z = %.9g)\n",
-              cap, gs.err, gs.at, gb.err, gb.at);
+  std::printf(
+      "  cross_entropy cap %-4g cap' |z| < 0.625·cap: %.3f ulp (z = %.9g); beyond: %.3f"
+      " ulp (z = %.9g)\n",
+      cap, gs.err, gs.at, gb.err, gb.at);
 }
 
 }  // namespace
