@@ -87,11 +87,12 @@ HWY_INLINE float CapMaskRow(D d, const CoreArgs& a, float* HWY_RESTRICT s, int64
                             int64_t lo, int64_t hi, int64_t pos) {
   using V = hn::Vec<D>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const V vscale = hn::Set(d, a.scale), vcap = hn::Set(d, a.cap);
+  const V vscale = hn::Set(d, a.scale);
   const bool capped = a.cap > 0.0f;
+  const SoftcapConsts<D> cap(d, capped ? a.cap : 1.0f);
   for (int64_t c = 0; c < n; c += N) {
     V x = hn::Mul(hn::LoadU(d, s + c), vscale);
-    if (capped) x = SoftcapF(d, x, vcap);
+    if (capped) x = SoftcapF(d, x, cap);
     hn::StoreU(x, d, s + c);
   }
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();

@@ -83,7 +83,7 @@ void GluImpl(Activation act, Storage s, const void* gate, const void* up, void* 
 
 void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
   const hn::ScalableTag<float> d;
-  const auto vcap = hn::Set(d, cap);
+  const SoftcapConsts<hn::ScalableTag<float>> c(d, cap);
   WithStorage(s, [&](auto tag) {
     constexpr Storage S = decltype(tag)::value;
     const auto* zs = static_cast<const Elem<S>*>(z);
@@ -91,7 +91,7 @@ void SoftcapImpl(Storage s, const void* z, void* y, int64_t n, float cap) {
     parallel_for(n, kGrain, [&](int64_t b, int64_t e) HWY_FLATTEN {
       MapUnaryS<S>(
           d, zs + b, ys + b, static_cast<size_t>(e - b),
-          [&](auto dd, auto v) { return SoftcapF(dd, v, vcap); }, StreamOutput<S>(n));
+          [&](auto dd, auto v) { return SoftcapF(dd, v, c); }, StreamOutput<S>(n));
     });
   });
 }

@@ -2,17 +2,22 @@
 // reference gives (NaN propagates; exp(+inf) = inf; exp(-inf) = 0) and the accuracy the
 // activation policies need. Highway 1.0.3's contrib Exp is used for ExpF (its documented error:
 // 1 ulp; here the argument checks it lacks are added); ExpTimes2PowF, a cheaper exponential
-// without range handling, serves the activations whose arguments are bounded; tanh, sigmoid and
-// GELU's Φ are written here because Highway's tanh (4 ulp) is too coarse and it has no erf/erfc.
+// without range handling, serves the activations whose arguments are bounded; the soft-cap's
+// tanh, sigmoid and GELU's Φ are written here because Highway's tanh (4 ulp) is too coarse and it
+// has no erf/erfc.
 //
 // Error analysis (u = 2^-24, errors in ulps of the result):
-//  - TanhF: |t| < 0.625: t + t³·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error
-//    1.6e-9, i.e. < 0.01 ulp after the factor t² ≤ 0.39); the sum rounds once: ≤ 0.6 ulp.
-//    |t| ≥ 0.625: e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp), (1 − e)/(1 + e):
-//    the two sums carry ≤ 0.5 + 0.4 ulp each, the quotient 0.5: ≤ 2.2 ulp. Measured against
-//    tanhl on every f32 in (0, 12], AVX2 (SSE4, no FMA): TanhSmall 0.75 (0.83) ulp, TanhF 1.51
-//    (1.51; 1.51 with Highway's Exp before); SoftcapF on every 7th f32 z in (0, 20·cap] for caps
-//    30, 7.3 and 1: 2.31 (2.35) ulp, at |z/cap| < 0.625 (the policy allows 3).
+//  - SoftcapF (and CapF's z' in fast/softmax.cc, the same operations up to |t| = 9.5, where
+//    both round to cap): cap·tanh(z/cap) without a division where |z/cap| < 0.625: z + z·q, q =
+//    t²·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1
+//    ulp); the exact leading term z and the correction's factor |q| ≤ 0.113 damp t's error, one FMA
+//    rounds: ≈ 1 ulp. |t| ≥ 0.625: e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp) with t
+//    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap·(1 − e)/(1
+//    + e): ≤ 2.2 ulp. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps
+//    30, 7.3 and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14)
+//    ulp, where cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
+//    measured 2.31 (2.35); beyond: 2.00 (2.01) ulp, 2.11 (2.11) before (the policy allows 3).
+//    The computed z' is monotone over every f32 of those ranges on both targets.
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
 //  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
@@ -37,6 +42,8 @@
 #else
 #define LMO_FAST_MATH_INL_H_
 #endif
+
+#include <cmath>
 
 #include "fast/exp_constants.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -145,55 +152,108 @@ HWY_INLINE V TwoProdLo(D d, V a, V b, V p) {
 #endif
 }
 
-// tanh(|t|) for |t| < 0.625: t + t³·P(t²).
+// P(s) of tanh(t) = t + t³·P(t²) for |t| < 0.625 (s = t²): a degree-5 Chebyshev fit of
+// (tanh t − t)/t³ (fit error 1.6e-9), by Horner's rule. −0.34 ≤ P ≤ −0.29, so that
+// t²·P(t²) ∈ [−0.113, 0]: the soft-cap's correction term (SoftcapF).
 template <class D, class V>
-HWY_INLINE V TanhSmall(D d, V at) {
-  const V s = hn::Mul(at, at);
+HWY_INLINE V TanhP(D d, V s) {
   V p = hn::Set(d, 0.002292744816178142f);
   p = hn::MulAdd(p, s, hn::Set(d, -0.008343945515839153f));
   p = hn::MulAdd(p, s, hn::Set(d, 0.02176891865102821f));
   p = hn::MulAdd(p, s, hn::Set(d, -0.053959259577204544f));
   p = hn::MulAdd(p, s, hn::Set(d, 0.1333330355691574f));
-  p = hn::MulAdd(p, s, hn::Set(d, -0.3333333317214036f));
-  return hn::MulAdd(hn::Mul(at, s), p, at);
+  return hn::MulAdd(p, s, hn::Set(d, -0.3333333317214036f));
 }
 
-// tanh(|t|) for |t| ≥ 0.625 from e = exp(−2|t|): (1 − e)/(1 + e).
-template <class D, class V>
-HWY_INLINE V TanhBig(D d, V e) {
-  const V one = hn::Set(d, 1.0f);
-  return hn::Div(hn::Sub(one, e), hn::Add(one, e));
-}
-
-// tanh(t), each lane from the branch its |t| selects (TanhSmall below 0.625, else TanhBig; the
-// cross-entropy's soft-cap in fast/softmax.cc branches the same way). The exponential and division
-// of |t| ≥ 0.625 are evaluated only when some lane needs them: logits and attention scores are
-// mostly far below the cap, so whole vectors skip them (3× faster; a vector with lanes on both
-// sides costs both branches). A lane's value never depends on its neighbours.
-// The exponential is ExpTimes2PowF's (no range handling; ≈ 1 ulp, 1.006 measured, where
-// Highway's Exp with ExpF's checks cost 2.4 times as much) at −2·min(|t|, 9.5): tanh(|t|) rounds
-// to 1 in f32 for |t| > 9.01 (1 − tanh < 2e^{−2|t|} < 2^-25), e^{−19}'s (1 − e)/(1 + e) rounds to 1
-// too, and the clamp keeps the exponent construction in range and ±inf finite. NaN lanes fail
-// the ≥ 0.625 test and take TanhSmall's polynomial, which keeps them NaN (the clamp would not).
-template <class D, class V>
-HWY_INLINE V TanhF(D d, V t) {
-  const V at = hn::Abs(t);
-  const auto big = hn::Ge(at, hn::Set(d, 0.625f));
-  V y = TanhSmall(d, at);
-  if (!hn::AllFalse(d, big)) {
-    const V e = ExpTimes2PowF<0>(d, hn::Mul(hn::Set(d, -2.0f), hn::Min(at, hn::Set(d, 9.5f))));
-    y = hn::IfThenElse(big, TanhBig(d, e), y);
+// The soft-cap's per-call constants (SoftcapF here, CapF in fast/softmax.cc), computed once per
+// call in double: the kernels multiply by 1/cap instead of dividing by cap. z/cap is formed from
+// (z·pre) and inv = 1/(cap·pre) rounded once (the double quotient rounded to f32: double
+// rounding is innocuous for a quotient, 53 ≥ 2·24 + 2), pre = 2^k: k = 0 for caps in [2^-64,
+// 2^64], where inv is a normal number; outside (caps no model uses, but any finite cap > 0 is
+// valid), k = ±64 keeps inv normal: z·2^64 for a tiny cap is exact or overflows to inf (the
+// exponential branch, which clamps), z·2^-64 for a huge cap loses bits only below |z| = 2^-62,
+// where |t| < 2^-126 and z' = z whatever t is. The branch: |z| < limit = 0.625·cap rounded to f32
+// (0.625·cap is exact in double) takes the polynomial, the rest the exponential: a test on |z|
+// itself, monotone, so a row whose max |z| is below the limit has every lane there
+// (fast/softmax.cc relies on it); |t| then lies within 2^-24 relative of 0.625 on the wrong side
+// at worst, where both branches are accurate.
+template <class D>
+struct SoftcapConsts {
+  using V = hn::Vec<D>;
+  V cap, inv, pre, scaled_cap, limit, clamp;
+  bool prescale;
+  SoftcapConsts(D d, float c) {
+    const int k = c < 0x1p-64f ? 64 : c > 0x1p64f ? -64 : 0;
+    const double sc = std::ldexp(static_cast<double>(c), k);  // exact
+    prescale = k != 0;
+    cap = hn::Set(d, c);
+    inv = hn::Set(d, static_cast<float>(1.0 / sc));
+    pre = hn::Set(d, static_cast<float>(std::ldexp(1.0, k)));
+    scaled_cap = hn::Set(d, static_cast<float>(sc));
+    limit = hn::Set(d, static_cast<float>(0.625 * c));
+    clamp = hn::Set(d, static_cast<float>(64 * sc));
   }
-  return hn::CopySign(y, t);
+  HWY_INLINE V Scaled(V z) const { return HWY_UNLIKELY(prescale) ? hn::Mul(z, pre) : z; }
+  // z/cap for the polynomial branch, with inv's and the product's roundings: ≤ 1 ulp.
+  HWY_INLINE V Arg(V z) const { return hn::Mul(Scaled(z), inv); }
+  // min(|z|/cap, 64) for the exponential branch, to ½ ulp (and ≤ 2^-23 ulp more) like the
+  // quotient: where MulAdd is fused, a = t·(cap·pre) + r exactly, and t + r·inv corrects t (two
+  // FMAs: Zen 3's vdivps takes 3.5 cycles per vector, an FMA 0.5); elsewhere the division. The
+  // clamp at 64 (where e^{−2|t|} is below every f32 that matters next to 1, and the scaled
+  // exponential's clamp at −128 acts) keeps t finite: an infinite t would make r NaN.
+  HWY_INLINE V AbsArg(V z) const {
+    const V a = hn::Min(hn::Abs(Scaled(z)), clamp);
+#if HWY_NATIVE_FMA
+    const V t = hn::Mul(a, inv);
+    return hn::MulAdd(hn::NegMulAdd(t, scaled_cap, a), inv, t);
+#else
+    return hn::Div(a, scaled_cap);
+#endif
+  }
+};
+
+// cap·tanh(|t|) for |t| ≥ 0.625 from e = e^{−2|t|} ≤ 0.29: cap·(1 − e)/(1 + e), the numerator
+// cap − cap·e by one FMA (e's error enters it damped by e/(1 − e) ≤ 0.41).
+template <class D, class V>
+HWY_INLINE V CapTanhBig(D d, V cap, V e) {
+  return hn::Div(hn::NegMulAdd(cap, e, cap), hn::Add(hn::Set(d, 1.0f), e));
 }
 
-// Soft-cap z' = cap·tanh(z/cap). For |z| < 2^-40·cap, tanh(t) = t(1 − t²/3 + …) with
-// t²/3 < 2^-81, so the correctly rounded z' is z itself; returning z there also avoids the
-// subnormal quotient z/cap for tiny z, which would lose bits.
+// Soft-cap z' = cap·tanh(z/cap), each lane from the branch |z| < limit selects
+// (SoftcapConsts), without a division in the polynomial branch:
+//  - |t| < 0.625: cap·tanh(t) = cap·(t + t³·P(t²)) = z + z·q, q = s·P(s), s = t², by one FMA.
+//    The leading term z is exact, and the correction z·q is at most 0.113·|z| ≤ 0.127·|z'|: the
+//    relative errors of s (t's 1 ulp doubled, plus the square's ½: ≤ 2.5u), of P (≤ 1u) and q's
+//    rounding (½u) reach z' multiplied by 0.127 (≤ 0.51u), and the FMA rounds once: ≈ 1 ulp
+//    (1.07 measured, see the top), where cap·tanh(z/cap) with its quotient, the polynomial and
+//    the product measured 2.31.
+//    Tiny |z|: t·t is ≤ 2^-80 below |z| ≤ 2^-40·cap, so z + z·q rounds to z (also for subnormal
+//    z, whose z·q underflows), the correctly rounded value; only z = −0 gives −0 + (+0) = +0,
+//    hence the sign of z put back at the end (the other lanes' signs are already z's).
+//  - |t| ≥ 0.625: e = e^{−2·min(|t|, 9.5)} (|t| from AbsArg, as accurate as the quotient z/cap;
+//    ExpTimes2PowF, ≈ 1 ulp; tanh(|t|) rounds to 1 in f32 for |t| > 9.01 and so does the
+//    quotient at e^{−19}; the clamp keeps the exponent construction in range), then CapTanhBig.
+//    The condition of cap·tanh(t) in t is 2t/sinh(2t) ≤ 0.78 here, so t's ½ ulp costs ≤ 0.39;
+//    e's ≈ 1 ulp enters damped by 2e/(1 − e²) ≤ 0.63, the numerator's and the denominator's
+//    roundings and the quotient's add ½ each. (t = z·(1/cap) alone, 1 ulp, measured 2.35 ulp
+//    here on the sweeps of the top, against 2.00 with the correction: the correction's two FMAs
+//    cost about what the division did, so the wide soft-cap is not faster than before.) Evaluated
+//    only when some lane needs it: logits and attention scores are mostly far below the cap, so
+//    whole vectors skip it (a vector with lanes on both sides costs both). A lane's value never
+//    depends on its neighbours.
+// NaN fails |z| ≥ limit and stays NaN through the polynomial branch; ±inf take the exponential
+// branch (t = ±inf, clamped) and give ±cap.
 template <class D, class V>
-HWY_INLINE V SoftcapF(D d, V z, V cap) {
-  const V y = hn::Mul(cap, TanhF(d, hn::Div(z, cap)));
-  return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(cap, hn::Set(d, 0x1p-40f))), z, y);
+HWY_INLINE V SoftcapF(D d, V z, const SoftcapConsts<D>& c) {
+  const V t = c.Arg(z);
+  const V s = hn::Mul(t, t);
+  V y = hn::MulAdd(z, hn::Mul(s, TanhP(d, s)), z);
+  const auto big = hn::Ge(hn::Abs(z), c.limit);
+  if (!hn::AllFalse(d, big)) {
+    const V x = hn::Mul(hn::Set(d, -2.0f), hn::Min(c.AbsArg(z), hn::Set(d, 9.5f)));
+    y = hn::IfThenElse(big, CapTanhBig(d, c.cap, ExpTimes2PowF<0>(d, x)), y);
+  }
+  return hn::Or(y, hn::And(z, hn::SignBit(d)));
 }
 
 // sigmoid(x) = 1/(1 + e^{−x}) for x ≥ 0, e^{x}/(1 + e^{x}) for x < 0 (the reference's stable

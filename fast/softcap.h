@@ -1,5 +1,6 @@
-// F14 logit soft-capping, elementwise: y = cap·tanh(z/cap) (z/cap a division, as the reference
-// writes it; tanh in f32 from fast/math-inl.h, ≤ 2.2 ulp), storage s in and out.
+// F14 logit soft-capping, elementwise: y = cap·tanh(z/cap) in f32 (fast/math-inl.h SoftcapF:
+// z + z·t²·P(t²) with t = z·(1/cap) below |t| = 0.625, ≤ 1 ulp; the exponential form beyond,
+// ≤ 2.2 ulp), storage s in and out.
 #pragma once
 
 #include <cstdint>

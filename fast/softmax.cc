@@ -35,54 +35,59 @@ HWY_INLINE V ScaledExpF(D d, V x) {
   return ExpNonPosTimes2Pow64F(d, x);
 }
 
-// v as rounded: GCC contracts a product and a following sum into one FMA (-ffp-contract=fast
-// is its C++ default), so cap·y − m would skip the rounding of z' = cap·y that the row's m and
-// the target's z' have (the tiny-z select stops it on the tested path, nothing on kAllSmall's).
-// An empty asm that takes and returns the register keeps the product. EMU128's lanes are an
-// array (no register to tie: clang refuses "+v" there), so its product is kept by making the
-// compiler assume the asm may read and change the vector in memory.
-template <class V>
-HWY_INLINE V KeepRounded(V v) {
-#if HWY_ARCH_X86 && (HWY_COMPILER_GCC || HWY_COMPILER_CLANG)
-#if HWY_TARGET == HWY_EMU128
-  asm("" : : "r"(&v) : "memory");
-#else
-  asm("" : "+v"(v.raw));
-#endif
-#endif
-  return v;
-}
-
 // z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 1 − tanh²(z/cap), evaluated per vector by the
-// branch its lanes need (each lane's value depends only on its own z, never on its neighbours):
-//  - |t| < 0.625 (t = z/cap): tanh from TanhSmall's polynomial (≤ 0.6 ulp) and cap' = 1 − y² by
-//    one FMA: y² ≤ 0.31, so cap' ≥ 0.69 and y's error moves it by ≤ 2y²/(1 − y²)·0.6 ≤ 0.55 ulp,
-//    ≤ 1.1 ulp in all (the reference's 4e/(1 + e)² form costs ≈ 3 ulp here, e = e^{−2|t|} rounded).
-//    A vector with every lane here needs no exponential and no division besides z/cap: logits
-//    mostly lie far below the cap (soft-cap's own kernel skips them the same way).
+// branch its lanes need (SoftcapConsts: |z| < limit, i.e. |t| < 0.625 for t = z/cap; each lane's
+// value depends only on its own z, never on its neighbours), z' as SoftcapF computes it (see
+// there, with its error analysis), without a division in the polynomial branch:
+//  - |t| < 0.625: z' = z + z·q, q = s·P(s), s = t² (≈ 1 ulp), and cap' = 1 − tanh² = 1 − y²
+//    with y² = s·(1 + q)² = s + s·q·(2 + q), one FMA (2 + q is s·P + 2, one more, so that no
+//    plain product meets a sum the compiler could fuse differently in different callers). y² ≤
+//    0.31 and cap' ≥ 0.69: s's error reaches y² unchanged, so where MulAdd is fused s is taken
+//    from the corrected quotient (t + r·inv, r = z − t·cap exact: s + 2t·r·inv, ≈ 1.5u instead
+//    of t²'s 2.5u); the term s·q·(2 + q) (≤ 0.27·y²) adds its ≈ 2u damped, the FMA ½ ulp of y²
+//    (< 2^-26), and the subtraction ½ ulp of cap'. Measured against 1/cosh²(z/cap) in long
+//    double on every 61st f32 z in (0, 20·cap], caps 30, 7.3 and 1 (tools/softcap_error_sweep):
+//    1.23 ulp on AVX2, 1.61 on SSE4 (without the correction); 1.43 (1.71) with the former
+//    division z/cap, TanhSmall and 1 − y². The reference's 4e/(1 + e)² form would cost ≈ 3 ulp
+//    here, e = e^{−2|t|} rounded. A vector with every lane here needs no exponential and no
+//    division: logits mostly lie far below the cap (soft-cap's own kernel skips them the same way).
 //  - |t| ≥ 0.625: e = e^{−2|t|} and the reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel:
 //    y → 1). e is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number)
 //    and scaled back by one rounding, so a subnormal e or cap' is rounded once, as a correctly
-//    computed value would be.
-// The row maximum, every logit and the target's z' all go through this one function, so z' − m
-// ≤ 0 holds for the computed values.
-// kAllSmall: the caller knows that every |t| < 0.625 and every |z| ≥ 2^-40·cap (its row's max
-// and min |z|), and the per-vector tests are left out: the same values.
+//    computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
+//    condition in t is 2|t|, so cap' carries up to 32 ulp at |t| ≈ 17 (measured on both targets,
+//    as with the division; t as the reciprocal's product alone, ≤ 1 ulp, measured 63).
+// The row maximum, every logit and the target's z' all go through this one function, so m =
+// z'(max z) is one of the row's z', and z' − m ≤ 0 for the others as long as the computed z' is
+// monotone in z: it measured so over every f32 z in (0, 20·cap] for caps 30, 7.3 and 1 on AVX2
+// and SSE4 (both branches and their border; tools/softcap_error_sweep). Were it to step back by
+// an ulp somewhere, the term e^{+ulp} would be harmless to the sum.
+// kAllSmall: the caller knows that every |z| < limit (its row's max |z|), and the per-vector test
+// and the sign fix for z = −0 are left out (a zero enters only as z' − m, e^{±0} the same term).
 template <bool kGrad, bool kAllSmall = false, class D, class V>
-HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
+HWY_INLINE V CapF(D d, V z, const SoftcapConsts<D>& c, V& grad) {
   const V one = hn::Set(d, 1.0f);
-  const V t = hn::Div(z, vcap);
-  // TanhSmall's t + t³·P(t²) is odd and rounds symmetrically: given t it returns tanh(|t|) with
-  // t's sign, bit for bit, without the sign transfer the big branch needs.
-  V y = TanhSmall(d, t);
-  if constexpr (kGrad) grad = hn::NegMulAdd(y, y, one);
-  const V at = hn::Abs(t);
-  const auto small = hn::Lt(at, hn::Set(d, 0.625f));  // false for NaN: the big branch keeps it
-  if (!kAllSmall && HWY_UNLIKELY(!hn::AllTrue(d, small))) {
-    const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+  const V t = c.Arg(z);
+  const V s = hn::Mul(t, t);
+  const V p = TanhP(d, s);
+  const V q = hn::Mul(s, p);
+  V y = hn::MulAdd(z, q, z);
+  if constexpr (kGrad) {
+    V sg = s;
+#if HWY_NATIVE_FMA
+    // t² from the corrected quotient t + r·inv (r = z − t·cap exact, as in AbsArg): s + 2t·r·inv.
+    sg = hn::MulAdd(hn::Mul(t, hn::NegMulAdd(t, c.scaled_cap, c.Scaled(z))), hn::Add(c.inv, c.inv),
+                    s);
+#endif
+    grad = hn::Sub(one, hn::MulAdd(hn::Mul(sg, q), hn::MulAdd(s, p, hn::Set(d, 2.0f)), sg));
+  }
+  if constexpr (kAllSmall) return y;
+  const auto small = hn::Lt(hn::Abs(z), c.limit);
+  if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
+    const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), c.AbsArg(z)));
     const V unscale = hn::Set(d, 0x1p-64f);
     const V e = hn::Mul(e_scaled, unscale);
-    y = hn::IfThenElse(small, y, hn::CopySign(TanhBig(d, e), t));
+    y = hn::IfThenElse(small, y, CapTanhBig(d, c.cap, e));
     if constexpr (kGrad) {
       const V one_e = hn::Add(one, e);
       const V big =
@@ -90,16 +95,14 @@ HWY_INLINE V CapF(D d, V z, V vcap, V& grad) {
       grad = hn::IfThenElse(small, grad, big);
     }
   }
-  y = hn::Mul(vcap, y);
-  if constexpr (kAllSmall) return KeepRounded(y);
-  // |z| < 2^-40·cap: z' = z (see SoftcapF).
-  return hn::IfThenElse(hn::Lt(hn::Abs(z), hn::Mul(vcap, hn::Set(d, 0x1p-40f))), z, y);
+  // The sign of z: the big branch's is dropped, the small one's is z's except for −0.
+  return hn::Or(y, hn::And(z, hn::SignBit(d)));
 }
 
 template <class D, class V>
-HWY_INLINE V CapF(D d, V z, V vcap) {
+HWY_INLINE V CapF(D d, V z, const SoftcapConsts<D>& c) {
   V unused;
-  return CapF<false>(d, z, vcap, unused);
+  return CapF<false>(d, z, c, unused);
 }
 
 struct RowStats {
@@ -124,9 +127,9 @@ inline float* Scratch(size_t n) {
 // and one scratch row, not two. A function rather than a lambda so that it is always inlined (an
 // out-of-line call spilled every constant of the exponential).
 template <bool kCapped, bool kGrad, bool kKeep, class D, class V>
-HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, size_t i) {
+HWY_INLINE V Term(D d, V z, V vm, const SoftcapConsts<D>& cap, float* HWY_RESTRICT e, size_t i) {
   V zc = z, g;
-  if constexpr (kCapped) zc = CapF<kGrad>(d, z, vcap, g);
+  if constexpr (kCapped) zc = CapF<kGrad>(d, z, cap, g);
   const V t = ScaledExpF(d, hn::Sub(zc, vm));
   if constexpr (kKeep) {
     if constexpr (kCapped && kGrad) {
@@ -138,75 +141,62 @@ HWY_INLINE V Term(D d, V z, V vm, V vcap, float* HWY_RESTRICT e, size_t i) {
   return t;
 }
 
-// A capped row's one read: max z, the integer max of |z|'s bit patterns (for |z| ≥ 0 their
-// order is that of the values; NaN's lie above inf's) and the unsigned min of those patterns
-// minus one (zeros wrap to the top: the smallest nonzero |z|, or 2^32 − 1 for a row of zeros).
-// The tail's padding repeats z[0], neutral for all three.
+// A capped row's one read: max z and the integer max of |z|'s bit patterns (for |z| ≥ 0 their
+// order is that of the values; NaN's lie above inf's). The tail's padding repeats z[0], neutral
+// for both.
 template <Storage S, class D>
 HWY_INLINE void CappedRowRange(D d, const Elem<S>* HWY_RESTRICT z, size_t n, hn::Vec<D>& mx,
-                               uint32_t& amax_bits, uint32_t& amin_nonzero_bits_m1) {
+                               uint32_t& amax_bits) {
   const hn::RebindToSigned<D> di;
-  const hn::RebindToUnsigned<D> du;
   const size_t N = hn::Lanes(d);
   const float z0 = load_f32(S, z, 0);
-  const auto one = hn::Set(du, 1u);
   auto m0 = hn::Set(d, z0), m1 = m0;
   auto hi0 = hn::BitCast(di, hn::Abs(m0)), hi1 = hi0;
-  auto lo0 = hn::Sub(hn::BitCast(du, hn::Abs(m0)), one), lo1 = lo0;
-  const auto step = [&](hn::Vec<D> v, hn::Vec<D>& m, hn::Vec<decltype(di)>& hi,
-                        hn::Vec<decltype(du)>& lo) HWY_ATTR {
+  const auto step = [&](hn::Vec<D> v, hn::Vec<D>& m, hn::Vec<decltype(di)>& hi) HWY_ATTR {
     m = hn::Max(m, v);
-    const auto a = hn::BitCast(di, hn::Abs(v));
-    hi = hn::Max(hi, a);
-    lo = hn::Min(lo, hn::Sub(hn::BitCast(du, a), one));
+    hi = hn::Max(hi, hn::BitCast(di, hn::Abs(v)));
   };
   size_t i = 0;
   for (; i + 2 * N <= n; i += 2 * N) {
-    step(LoadF<S>(d, z + i), m0, hi0, lo0);
-    step(LoadF<S>(d, z + i + N), m1, hi1, lo1);
+    step(LoadF<S>(d, z + i), m0, hi0);
+    step(LoadF<S>(d, z + i + N), m1, hi1);
   }
-  for (; i + N <= n; i += N) step(LoadF<S>(d, z + i), m0, hi0, lo0);
-  if (i < n) step(LoadTailF<S>(d, z + i, n - i, z0), m1, hi1, lo1);
+  for (; i + N <= n; i += N) step(LoadF<S>(d, z + i), m0, hi0);
+  if (i < n) step(LoadTailF<S>(d, z + i, n - i, z0), m1, hi1);
   mx = hn::Max(m0, m1);
   amax_bits = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hi0, hi1))));
-  amin_nonzero_bits_m1 = hn::GetLane(hn::MinOfLanes(du, hn::Min(lo0, lo1)));
 }
 
 // The row's max and sum. One read for the max of the raw logits together with a finiteness
 // test: the integer max of |z|'s bit patterns (at least inf's 0x7F800000 iff some z is not
-// finite, else the bits of max |z|), with the smallest nonzero |z| for capped rows
-// (CappedRowRange), or Σ 0·z for f16 rows (NaN iff some z is not finite). z' is monotone in z, so
-// m = z'(max z). Then Σ e^{z' − m} (scaled), with Term's stores; the padding lanes of the last
-// vector are stored too (the scratch has room for them). Rows whose range makes per-vector tests
-// idle (small_row: no clamp of the exponential, and for capped rows no branch test or tiny-z
-// select) run the four-vector loop without them: the same values. The exponential pass
-// prefetches `next` (the next row, or null; see RowPrefetch).
+// finite, else the bits of max |z|; CappedRowRange for capped rows), or Σ 0·z for f16 rows (NaN
+// iff some z is not finite). z' is monotone in z (see CapF), so m = z'(max z). Then Σ e^{z' − m}
+// (scaled), with Term's stores; the padding lanes of the last vector are stored too (the scratch
+// has room for them). Rows whose range makes per-vector tests idle (small_row: no clamp of the
+// exponential, and for capped rows no branch test or sign fix) run the four-vector loop without
+// them: the same values (but for the sign of a zero z', which enters only as z' − m). The
+// exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
 template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
                const Elem<S>* next) {
   using V = hn::Vec<D>;
-  const V vcap = hn::Set(d, cap);
+  const SoftcapConsts<D> vcap(d, kCapped ? cap : 1.0f);
   const V zero = hn::Zero(d);
   const float ninf = -std::numeric_limits<float>::infinity();
   V mx, bad;
   RowStats st{};
   bool small_row = false;
   if constexpr (kCapped) {
-    uint32_t amax_bits, amin_m1;
-    CappedRowRange<S>(d, z, n, mx, amax_bits, amin_m1);
+    uint32_t amax_bits;
+    CappedRowRange<S>(d, z, n, mx, amax_bits);
     st.finite = amax_bits < 0x7F800000u;
-    // max |z|/cap rounds as each z/cap does and rounding is monotone: every lane's |t| is below
-    // 0.625 iff this one is; no lane has 0 < |z| < 2^-40·cap (where z' = z) iff the smallest
-    // nonzero |z| is not (a zero gives z' = +0 through the polynomial, −0 included, which only
-    // enters as z' − m, and e^{±0} are the same term). With cap ≤ 64 every |z'| ≤
-    // tanh(0.625)·cap < 36, so z' − m > −72 and the exponential's clamp at −128 never acts.
-    // Such rows leave the three per-vector tests out.
+    // Every lane's |z| is below CapF's limit iff max |z| is (the same comparison on |z| itself).
+    // Tiny z need no test of their own: z + z·q rounds to z there (see SoftcapF). With cap ≤ 64
+    // every |z'| ≤ tanh(0.625)·cap < 36, so z' − m > −72 and the exponential's clamp at −128
+    // never acts. Such rows leave the per-vector tests out.
     float amax;
     std::memcpy(&amax, &amax_bits, sizeof amax);
-    const float tiny = cap * 0x1p-40f;
-    uint32_t tiny_bits;
-    std::memcpy(&tiny_bits, &tiny, sizeof tiny_bits);
-    small_row = st.finite && amax / cap < 0.625f && amin_m1 >= tiny_bits - 1u && cap <= 64.0f;
+    small_row = st.finite && amax < hn::GetLane(vcap.limit) && cap <= 64.0f;
   } else if constexpr (S != Storage::f16) {
     // The integer max of |z|'s bit patterns as for capped rows: two integer operations per
     // vector where Σ 0·z took one FMA, and the clamp below leaves the exponential (one
@@ -440,7 +430,9 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
       const double lse = st.m + std::log(st.unscaled_sum());
       const float zt_raw = load_f32(S, zr, static_cast<int64_t>(t));
       float zt = zt_raw;
-      if constexpr (kCapped) zt = hn::GetLane(CapF(d, hn::Set(d, zt), hn::Set(d, cap)));
+      if constexpr (kCapped) {
+        zt = hn::GetLane(CapF(d, hn::Set(d, zt), SoftcapConsts<hn::ScalableTag<float>>(d, cap)));
+      }
       loss[r] = static_cast<float>(-static_cast<double>(zt) + lse + lam * (lse * lse));
       logz[r] = static_cast<float>(lse);
       if constexpr (kGrad) {

@@ -176,7 +176,7 @@ TEST(FastSoftcapExhaustive, EveryBf16AndF16Input) {
 // f32: the line above and every 1021st f32 with |z| from 0.5 to 10 times cap 30 (tanh's
 // exponential, its clamp at |t| = 9.5 and the rounding to 1 beyond 9.01), both signs, each
 // followed by z/37 (|t| < 0.625 for |z| < 23 caps), so that most vectors hold lanes on both sides
-// of TanhF's branch: each lane must take the value of its own branch.
+// of the soft-cap's branch: each lane must take the value of its own branch.
 TEST(FastSoftcapExhaustive, F32StrideAndExponentialRegion) {
   std::vector<uint32_t> bits = f32_line();
   for (uint32_t u = 0x41700000u; u <= 0x43960000u; u += 1021) {  // 15 … 300

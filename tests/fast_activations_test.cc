@@ -87,6 +87,22 @@ TEST(FastSoftcap, EveryStorageAndTarget) {
   }
 }
 
+// Caps outside [2^-64, 2^64] (valid, though no model uses them) form z/cap from z·2^±64 and a
+// scaled reciprocal (fast/math-inl.h SoftcapConsts): a subnormal cap, tiny and huge ones, with
+// z ~ N(0, (1.5·cap)²) in f32 (N's 9.4σ tail kept finite), so that both branches occur.
+TEST(FastSoftcap, ExtremeCapsOnEveryTarget) {
+  for (float cap : {0x1p-140f, 3e-30f, 5e25f, 2e37f}) {
+    const ref::Tensor z = fast_normal(34, "z", Storage::f32, {4099}, 0.0, 1.5 * cap);
+    const std::vector<mp> exact = exact_softcap(z, cap);
+    oracle::GuardedBuffer y(ref::DType::f32, {z.numel()});
+    for_each_target([&](const std::string& target) {
+      y.arm();
+      softcap(Storage::f32, z.bytes().data(), y.data(), z.numel(), cap);
+      expect_judged("softcap", "", exact, y, {}, target + " f32 cap " + std::to_string(cap));
+    });
+  }
+}
+
 TEST(FastActivations, Validation) {
   float x[2] = {1, 2};
   EXPECT_THROW(activation(static_cast<Activation>(9), Storage::f32, x, x, 2),

@@ -129,6 +129,14 @@ TEST(FastCrossEntropy, SmallRowsAndSpecialLogits) {
   }
 }
 
+// Caps outside [2^-64, 2^64] take the soft-cap's scaled reciprocal (fast/math-inl.h
+// SoftcapConsts): logits of σ 1.5·cap put lanes in both branches.
+TEST(FastCrossEntropy, ExtremeCaps) {
+  for (float cap : {3e-30f, 5e25f}) {
+    check_ce(Storage::f32, logits(53, Storage::f32, 2, 1000, 1.5 * cap), 2, 1000, 1e-4f, cap, 53);
+  }
+}
+
 // Capped rows whose logits all lie in the soft-cap's small branch take a path without the
 // per-vector branch tests (fast/softmax.cc, CappedRowRange): zeros of either sign keep a row on
 // it, a tiny nonzero |z| < 2^-40·cap (where z' = z) sends it back to the tested path. Row 0 holds
