@@ -11,13 +11,16 @@
 //    both round to cap): cap·tanh(z/cap) without a division where |z/cap| < 0.625: z + z·q, q =
 //    t²·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1
 //    ulp); the exact leading term z and the correction's factor |q| ≤ 0.113 damp t's error, one FMA
-//    rounds: ≈ 1 ulp. |t| ≥ 0.625: e = exp(−2·min(|t|, 9.5)) ≤ 0.29 (ExpTimes2PowF, ≈ 1 ulp) with t
-//    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap·(1 − e)/(1
-//    + e): ≤ 2.2 ulp. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps
+//    rounds: ≈ 1 ulp. |t| ≥ 0.625: E = exp(2·min(|t|, 9.5)) ≥ 3.49 (ExpTimes2PowF, ≈ 1 ulp) with t
+//    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap − cap·w,
+//    w = 2/(1 + E), by one FMA (CapTanhBig): ≈ 2 ulp at the border, less beyond. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps
 //    30, 7.3 and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14)
 //    ulp, where cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
-//    measured 2.31 (2.35); beyond: 2.00 (2.01) ulp, 2.11 (2.11) before (the policy allows 3).
-//    The computed z' is monotone over every f32 of those ranges on both targets.
+//    measured 2.31 (2.35); beyond: 1.48 (1.73) ulp, where cap·(1 − e)/(1 + e) from e = e^{−2|t|}
+//    measured 2.00 (2.01) and the former quotient form 2.11 (2.11) (the policy allows 3). The
+//    computed z' is monotone over every f32 of those ranges on both targets (2·e/(1 + e) in place
+//    of CapTanhBig's w was more accurate than the quotient form too, but stepped back by an ulp
+//    at ~17,000 places in each range).
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
 //  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
@@ -212,11 +215,25 @@ struct SoftcapConsts {
   }
 };
 
-// cap·tanh(|t|) for |t| ≥ 0.625 from e = e^{−2|t|} ≤ 0.29: cap·(1 − e)/(1 + e), the numerator
-// cap − cap·e by one FMA (e's error enters it damped by e/(1 − e) ≤ 0.41).
+// cap·tanh(|t|) for |t| ≥ 0.625 from E = e^{2|t|} ≥ 3.49: cap − cap·w, w = 1 − tanh|t| = 2/(1 + E)
+// ≤ 0.45, by one FMA. Each of its operations is monotone in its inputs (1 + E and 2/(1 + E)
+// rounded, the FMA), so the result never steps back as |t| grows (with e = e^{−2|t|}, 2e/(1 + e)
+// would: 1 + e rounds coarser than e, and each step of the denominator moves w the wrong way).
+// w's relative error (E's, ≈ 1 ulp plus 2|t| times t's, then 1 + E's and the quotient's ½ each)
+// reaches the result damped by w/(1 − w) ≤ 0.8 at the branch's border and by ≈ 2e^{−2|t|}
+// beyond, where the result is nearly the correctly rounded cap − cap·w.
 template <class D, class V>
-HWY_INLINE V CapTanhBig(D d, V cap, V e) {
-  return hn::Div(hn::NegMulAdd(cap, e, cap), hn::Add(hn::Set(d, 1.0f), e));
+HWY_INLINE V CapTanhBig(D d, V cap, V big_e) {
+  const V w = hn::Div(hn::Set(d, 2.0f), hn::Add(hn::Set(d, 1.0f), big_e));
+  return hn::NegMulAdd(cap, w, cap);
+}
+
+// E = e^{2·min(|t|, 9.5)} for CapTanhBig (ExpTimes2PowF, ≈ 1 ulp; tanh(|t|) rounds to 1 in f32
+// for |t| > 9.01, and so does cap − cap·w at E = e^{19}; the clamp keeps the exponent
+// construction in range, E ≤ 1.8e8).
+template <class D, class V>
+HWY_INLINE V CapBigE(D d, V abs_t) {
+  return ExpTimes2PowF<0>(d, hn::Mul(hn::Set(d, 2.0f), hn::Min(abs_t, hn::Set(d, 9.5f))));
 }
 
 // Soft-cap z' = cap·tanh(z/cap), each lane from the branch |z| < limit selects
@@ -230,14 +247,13 @@ HWY_INLINE V CapTanhBig(D d, V cap, V e) {
 //    Tiny |z|: t·t is ≤ 2^-80 below |z| ≤ 2^-40·cap, so z + z·q rounds to z (also for subnormal
 //    z, whose z·q underflows), the correctly rounded value; only z = −0 gives −0 + (+0) = +0,
 //    hence the sign of z put back at the end (the other lanes' signs are already z's).
-//  - |t| ≥ 0.625: e = e^{−2·min(|t|, 9.5)} (|t| from AbsArg, as accurate as the quotient z/cap;
-//    ExpTimes2PowF, ≈ 1 ulp; tanh(|t|) rounds to 1 in f32 for |t| > 9.01 and so does the
-//    quotient at e^{−19}; the clamp keeps the exponent construction in range), then CapTanhBig.
-//    The condition of cap·tanh(t) in t is 2t/sinh(2t) ≤ 0.78 here, so t's ½ ulp costs ≤ 0.39;
-//    e's ≈ 1 ulp enters damped by 2e/(1 − e²) ≤ 0.63, the numerator's and the denominator's
-//    roundings and the quotient's add ½ each. (t = z·(1/cap) alone, 1 ulp, measured 2.35 ulp
-//    here on the sweeps of the top, against 2.00 with the correction: the correction's two FMAs
-//    cost about what the division did, so the wide soft-cap is not faster than before.) Evaluated
+//  - |t| ≥ 0.625: E = e^{2·min(|t|, 9.5)} (CapBigE; |t| from AbsArg, as accurate as the
+//    quotient z/cap), then CapTanhBig's cap − cap·2/(1 + E). The condition of cap·tanh(t) in t is
+//    2t/sinh(2t) ≤ 0.78 here, so t's ½ ulp costs ≤ 0.39; w's errors (E's ≈ 1 ulp, the sum's and
+//    the quotient's ½ each) enter damped by w/(1 − w) ≤ 0.8, and the FMA rounds once.
+//    (t = z·(1/cap) alone, 1 ulp, measured 2.35 ulp with the former quotient form on the sweeps
+//    of the top, against 2.00 with the correction: the correction's two FMAs cost about what the
+//    division did, so the wide soft-cap is not faster than before.) Evaluated
 //    only when some lane needs it: logits and attention scores are mostly far below the cap, so
 //    whole vectors skip it (a vector with lanes on both sides costs both). A lane's value never
 //    depends on its neighbours.
@@ -250,8 +266,7 @@ HWY_INLINE V SoftcapF(D d, V z, const SoftcapConsts<D>& c) {
   V y = hn::MulAdd(z, hn::Mul(s, TanhP(d, s)), z);
   const auto big = hn::Ge(hn::Abs(z), c.limit);
   if (!hn::AllFalse(d, big)) {
-    const V x = hn::Mul(hn::Set(d, -2.0f), hn::Min(c.AbsArg(z), hn::Set(d, 9.5f)));
-    y = hn::IfThenElse(big, CapTanhBig(d, c.cap, ExpTimes2PowF<0>(d, x)), y);
+    y = hn::IfThenElse(big, CapTanhBig(d, c.cap, CapBigE(d, c.AbsArg(z))), y);
   }
   return hn::Or(y, hn::And(z, hn::SignBit(d)));
 }

@@ -51,8 +51,9 @@ HWY_INLINE V ScaledExpF(D d, V x) {
 //    division z/cap, TanhSmall and 1 − y². The reference's 4e/(1 + e)² form would cost ≈ 3 ulp
 //    here, e = e^{−2|t|} rounded. A vector with every lane here needs no exponential and no
 //    division: logits mostly lie far below the cap (soft-cap's own kernel skips them the same way).
-//  - |t| ≥ 0.625: e = e^{−2|t|} and the reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel:
-//    y → 1). e is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number)
+//  - |t| ≥ 0.625: z' as SoftcapF's (from E = e^{2|t|}), and for cap' e = e^{−2|t|} and the
+//    reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel: y → 1; a second exponential,
+//    since E is clamped where cap' must still resolve e^{−2|t|}). e is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number)
 //    and scaled back by one rounding, so a subnormal e or cap' is rounded once, as a correctly
 //    computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
 //    condition in t is 2|t|, so cap' carries up to 32 ulp at |t| ≈ 17 (measured on both targets,
@@ -84,12 +85,12 @@ HWY_INLINE V CapF(D d, V z, const SoftcapConsts<D>& c, V& grad) {
   if constexpr (kAllSmall) return y;
   const auto small = hn::Lt(hn::Abs(z), c.limit);
   if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
-    const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), c.AbsArg(z)));
-    const V unscale = hn::Set(d, 0x1p-64f);
-    const V e = hn::Mul(e_scaled, unscale);
-    y = hn::IfThenElse(small, y, CapTanhBig(d, c.cap, e));
+    const V at = c.AbsArg(z);
+    y = hn::IfThenElse(small, y, CapTanhBig(d, c.cap, CapBigE(d, at)));
     if constexpr (kGrad) {
-      const V one_e = hn::Add(one, e);
+      const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
+      const V unscale = hn::Set(d, 0x1p-64f);
+      const V one_e = hn::Add(one, hn::Mul(e_scaled, unscale));
       const V big =
           hn::Mul(hn::Div(hn::Mul(hn::Set(d, 4.0f), e_scaled), hn::Mul(one_e, one_e)), unscale);
       grad = hn::IfThenElse(small, grad, big);
