@@ -13,9 +13,10 @@
 //    ulp); the exact leading term z and the correction's factor |q| ≤ 0.113 damp t's error, one FMA
 //    rounds: ≈ 1 ulp. |t| ≥ 0.625: E = exp(2·min(|t|, 9.5)) ≥ 3.49 (ExpTimes2PowF, ≈ 1 ulp) with t
 //    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap − cap·w,
-//    w = 2/(1 + E), by one FMA (CapTanhBig): ≈ 2 ulp at the border, less beyond. Measured against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps
-//    30, 7.3 and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14)
-//    ulp, where cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
+//    w = 2/(1 + E), by one FMA (CapTanhBig): ≈ 2 ulp at the border, less beyond. Measured
+//    against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps 30, 7.3 and 1
+//    (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14) ulp, where
+//    cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
 //    measured 2.31 (2.35); beyond: 1.48 (1.73) ulp, where cap·(1 − e)/(1 + e) from e = e^{−2|t|}
 //    measured 2.00 (2.01) and the former quotient form 2.11 (2.11) (the policy allows 3). The
 //    computed z' is monotone over every f32 of those ranges on both targets (2·e/(1 + e) in place

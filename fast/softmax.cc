@@ -53,9 +53,9 @@ HWY_INLINE V ScaledExpF(D d, V x) {
 //    division: logits mostly lie far below the cap (soft-cap's own kernel skips them the same way).
 //  - |t| ≥ 0.625: z' as SoftcapF's (from E = e^{2|t|}), and for cap' e = e^{−2|t|} and the
 //    reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel: y → 1; a second exponential,
-//    since E is clamped where cap' must still resolve e^{−2|t|}). e is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number)
-//    and scaled back by one rounding, so a subnormal e or cap' is rounded once, as a correctly
-//    computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
+//    since E is clamped where cap' must still resolve e^{−2|t|}). e is formed as e·2^64 (the
+//    scaled exponential, accurate to ~1 ulp as a normal number) and scaled back by one rounding,
+//    so a subnormal e or cap' is rounded once, as a correctly computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
 //    condition in t is 2|t|, so cap' carries up to 32 ulp at |t| ≈ 17 (measured on both targets,
 //    as with the division; t as the reciprocal's product alone, ≤ 1 ulp, measured 63).
 // The row maximum, every logit and the target's z' all go through this one function, so m =
