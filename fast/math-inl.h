@@ -7,21 +7,20 @@
 // has no erf/erfc.
 //
 // Error analysis (u = 2^-24, errors in ulps of the result):
-//  - SoftcapF (and CapF's z' in fast/softmax.cc, the same operations up to |t| = 9.5, where
-//    both round to cap): cap·tanh(z/cap) without a division where |z/cap| < 0.625: z + z·q, q =
-//    t²·P(t²), P a degree-5 Chebyshev fit of (tanh t − t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1
-//    ulp); the exact leading term z and the correction's factor |q| ≤ 0.113 damp t's error, one FMA
-//    rounds: ≈ 1 ulp. |t| ≥ 0.625: E = exp(2·min(|t|, 9.5)) ≥ 3.49 (ExpTimes2PowF, ≈ 1 ulp) with t
-//    as accurate as the quotient z/cap (two FMAs correct the reciprocal's product), cap − cap·w,
-//    w = 2/(1 + E), by one FMA (CapTanhBig): ≈ 2 ulp at the border, less beyond. Measured
-//    against cap·tanhl(z/cap) on every 7th f32 z in (0, 20·cap] for caps 30, 7.3 and 1
-//    (tools/softcap_error_sweep), AVX2 (SSE4, no FMA): |z/cap| < 0.625: 1.07 (1.14) ulp, where
-//    cap·tanh(z/cap) with its quotient, the polynomial t + t³·P(t²) and the product
-//    measured 2.31 (2.35); beyond: 1.48 (1.73) ulp, where cap·(1 − e)/(1 + e) from e = e^{−2|t|}
-//    measured 2.00 (2.01) and the former quotient form 2.11 (2.11) (the policy allows 3). The
-//    computed z' is monotone over every f32 of those ranges on both targets (2·e/(1 + e) in place
-//    of CapTanhBig's w was more accurate than the quotient form too, but stepped back by an ulp
-//    at ~17,000 places in each range).
+//  - SoftcapF (and SoftcapGradF, the same z' with cross-entropy's cap'): cap·tanh(z/cap) without a
+//    division where |z/cap| < 0.625: z + z·q, q = t²·P(t²), P a degree-5 Chebyshev fit of (tanh t −
+//    t)/t³ (fit error 1.6e-9), t = z·(1/cap) (≤ 1 ulp); the exact leading term z and the
+//    correction's factor |q| ≤ 0.113 damp t's error, one FMA rounds: ≈ 1 ulp. |t| ≥ 0.625: E =
+//    exp(2·min(|t|, 9.5)) ≥ 3.49 (ExpTimes2PowF, ≈ 1 ulp) with t as accurate as the quotient z/cap
+//    (two FMAs correct the reciprocal's product), cap − cap·w, w = 2/(1 + E), by one FMA
+//    (CapTanhBig): ≈ 2 ulp at the border, less beyond. Measured against cap·tanhl(z/cap) on every
+//    7th f32 z in (0, 20·cap] for caps 30, 7.3 and 1 (tools/softcap_error_sweep), AVX2 (SSE4, no
+//    FMA): |z/cap| < 0.625: 1.07 (1.14) ulp, where cap·tanh(z/cap) with its quotient, the
+//    polynomial t + t³·P(t²) and the product measured 2.31 (2.35); beyond: 1.48 (1.73) ulp, where
+//    cap·(1 − e)/(1 + e) from e = e^{−2|t|} measured 2.00 (2.01) and the former quotient form 2.11
+//    (2.11) (the policy allows 3). The computed z' is monotone over every f32 of those ranges on
+//    both targets (2·e/(1 + e) in place of CapTanhBig's w was more accurate than the quotient form
+//    too, but stepped back by an ulp at ~17,000 places in each range).
 //  - SigmoidF: e = exp(−|x|) (1 ulp; its argument is exact), 1 + e (0.5), one division (0.5), for
 //    x < 0 the numerator e (1): ≤ 2.5 ulp.
 //  - GeluF: GELU(x) = x·Φ(x), Φ(−t) = R(t)·e^{−t²/2} (t = |x|), R a rational of degrees 5/6
@@ -169,8 +168,8 @@ HWY_INLINE V TanhP(D d, V s) {
   return hn::MulAdd(p, s, hn::Set(d, -0.3333333317214036f));
 }
 
-// The soft-cap's per-call constants (SoftcapF here, CapF in fast/softmax.cc), computed once per
-// call in double: the kernels multiply by 1/cap instead of dividing by cap. z/cap is formed from
+// The soft-cap's per-call constants (SoftcapF and SoftcapGradF), computed once per call in
+// double: the kernels multiply by 1/cap instead of dividing by cap. z/cap is formed from
 // (z·pre) and inv = 1/(cap·pre) rounded once (the double quotient rounded to f32: double
 // rounding is innocuous for a quotient, 53 ≥ 2·24 + 2), pre = 2^k: k = 0 for caps in [2^-64,
 // 2^64], where inv is a normal number; outside (caps no model uses, but any finite cap > 0 is
@@ -237,8 +236,9 @@ HWY_INLINE V CapBigE(D d, V abs_t) {
   return ExpTimes2PowF<0>(d, hn::Mul(hn::Set(d, 2.0f), hn::Min(abs_t, hn::Set(d, 9.5f))));
 }
 
-// Soft-cap z' = cap·tanh(z/cap), each lane from the branch |z| < limit selects
-// (SoftcapConsts), without a division in the polynomial branch:
+// Soft-cap z' = cap·tanh(z/cap) (SoftcapGradF, and SoftcapF without the gradient), each lane
+// from the branch |z| < limit selects (SoftcapConsts), without a division in the polynomial
+// branch:
 //  - |t| < 0.625: cap·tanh(t) = cap·(t + t³·P(t²)) = z + z·q, q = s·P(s), s = t², by one FMA.
 //    The leading term z is exact, and the correction z·q is at most 0.113·|z| ≤ 0.127·|z'|: the
 //    relative errors of s (t's 1 ulp doubled, plus the square's ½: ≤ 2.5u), of P (≤ 1u) and q's
@@ -259,17 +259,71 @@ HWY_INLINE V CapBigE(D d, V abs_t) {
 //    whole vectors skip it (a vector with lanes on both sides costs both). A lane's value never
 //    depends on its neighbours.
 // NaN fails |z| ≥ limit and stays NaN through the polynomial branch; ±inf take the exponential
-// branch (t = ±inf, clamped) and give ±cap.
-template <class D, class V>
-HWY_INLINE V SoftcapF(D d, V z, const SoftcapConsts<D>& c) {
+// branch (t = ±inf, clamped) and give ±cap. The computed z' is monotone in z: it measured so over
+// every f32 z in (0, 20·cap] for caps 30, 7.3 and 1 on AVX2 and SSE4 (both branches and their
+// border; tools/softcap_error_sweep), which fast/softmax.cc's row maximum relies on.
+// When kGrad, also cap'(z) = 1 − tanh²(z/cap) (cross-entropy's gradient through the cap,
+// fast/softmax.cc), from the same operations: the gradient reuses the polynomial branch's s,
+// P(s) and q, so that z' is the same bits with or without it.
+//  - |t| < 0.625: cap' = 1 − y² with y² = s·(1 + q)² = s + s·q·(2 + q), one FMA (2 + q is s·P +
+//    2, one more, so that no plain product meets a sum the compiler could fuse differently in
+//    different callers). y² ≤ 0.31 and cap' ≥ 0.69: s's error reaches y² unchanged, so where
+//    MulAdd is fused s is taken from the corrected quotient (t + r·inv, r = z − t·cap exact: s +
+//    2t·r·inv, ≈ 1.5u instead of t²'s 2.5u); the term s·q·(2 + q) (≤ 0.27·y²) adds its ≈ 2u
+//    damped, the FMA ½ ulp of y² (< 2^-26), and the subtraction ½ ulp of cap'. Measured against
+//    1/cosh²(z/cap) in long double on every 61st f32 z in (0, 20·cap], caps 30, 7.3 and 1
+//    (tools/softcap_error_sweep): 1.23 ulp on AVX2, 1.61 on SSE4 (without the correction); 1.43
+//    (1.71) with the former division z/cap and 1 − y². The reference's 4e/(1 + e)² form would
+//    cost ≈ 3 ulp here, e = e^{−2|t|} rounded.
+//  - |t| ≥ 0.625: the reference's softcap_grad 4e/(1 + e)², e = e^{−2|t|} (1 − y² would cancel:
+//    y → 1; a second exponential, since E is clamped where cap' must still resolve e^{−2|t|}). e
+//    is formed as e·2^64 (the scaled exponential, accurate to ~1 ulp as a normal number) and
+//    scaled back by one rounding, so a subnormal e or cap' is rounded once, as a correctly
+//    computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
+//    condition in t is 2|t|, so cap' carries up to 32 ulp at |t| ≈ 17 (measured on AVX2 and SSE4;
+//    t as the reciprocal's product alone, ≤ 1 ulp, measured 63).
+// kAllSmall: the caller knows that every |z| < limit (a row whose max |z| is below it: the test
+// is monotone, see SoftcapConsts), and the per-vector test and the sign fix for z = −0 are left
+// out (the caller, a softmax row, uses z' only as z' − m, where ±0 give the same term).
+template <bool kGrad, bool kAllSmall = false, class D, class V>
+HWY_INLINE V SoftcapGradF(D d, V z, const SoftcapConsts<D>& c, V& grad) {
   const V t = c.Arg(z);
   const V s = hn::Mul(t, t);
-  V y = hn::MulAdd(z, hn::Mul(s, TanhP(d, s)), z);
+  const V p = TanhP(d, s);
+  const V q = hn::Mul(s, p);
+  V y = hn::MulAdd(z, q, z);
+  if constexpr (kGrad) {
+    V sg = s;
+#if HWY_NATIVE_FMA
+    // t² from the corrected quotient t + r·inv (r = z − t·cap exact, as in AbsArg): s + 2t·r·inv.
+    sg = hn::MulAdd(hn::Mul(t, hn::NegMulAdd(t, c.scaled_cap, c.Scaled(z))), hn::Add(c.inv, c.inv),
+                    s);
+#endif
+    const V y2 = hn::MulAdd(hn::Mul(sg, q), hn::MulAdd(s, p, hn::Set(d, 2.0f)), sg);
+    grad = hn::Sub(hn::Set(d, 1.0f), y2);
+  }
+  if constexpr (kAllSmall) return y;
   const auto big = hn::Ge(hn::Abs(z), c.limit);
   if (!hn::AllFalse(d, big)) {
-    y = hn::IfThenElse(big, CapTanhBig(d, c.cap, CapBigE(d, c.AbsArg(z))), y);
+    const V at = c.AbsArg(z);
+    y = hn::IfThenElse(big, CapTanhBig(d, c.cap, CapBigE(d, at)), y);
+    if constexpr (kGrad) {
+      const V e_scaled = ExpNonPosTimes2Pow64F(d, hn::Mul(hn::Set(d, -2.0f), at));
+      const V unscale = hn::Set(d, 0x1p-64f);
+      const V one_e = hn::Add(hn::Set(d, 1.0f), hn::Mul(e_scaled, unscale));
+      const V four_e = hn::Mul(hn::Set(d, 4.0f), e_scaled);
+      grad = hn::IfThenElse(big, hn::Mul(hn::Div(four_e, hn::Mul(one_e, one_e)), unscale), grad);
+    }
   }
+  // The sign of z: the big branch's is dropped, the small one's is z's except for −0.
   return hn::Or(y, hn::And(z, hn::SignBit(d)));
+}
+
+// SoftcapGradF<false> below, for callers without a gradient.
+template <class D, class V>
+HWY_INLINE V SoftcapF(D d, V z, const SoftcapConsts<D>& c) {
+  V unused;
+  return SoftcapGradF<false>(d, z, c, unused);
 }
 
 // sigmoid(x) = 1/(1 + e^{−x}) for x ≥ 0, e^{x}/(1 + e^{x}) for x < 0 (the reference's stable

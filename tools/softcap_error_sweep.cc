@@ -1,15 +1,16 @@
 // Measures the soft-cap kernels' f32 errors against a long-double reference on dense sweeps, on
-// every target this CPU supports: the figures of the error analyses in fast/math-inl.h and
-// fast/softmax.cc (CapF). Not a test (minutes of CPU): a measurement to read and report.
+// every target this CPU supports: the figures of the error analyses in fast/math-inl.h
+// (SoftcapF, SoftcapGradF). Not a test (minutes of CPU): a measurement to read and report.
 //
 //  - softcap (fast/softcap.h): every `stride`-th f32 z in (0, 20·cap] for caps 30, 7.3 and 1, the
 //    largest error in ulps of z' = cap·tanh(z/cap) (tanhl of z/cap in long double, 64-bit
 //    significand), split at |z| = 0.625·cap (the polynomial and the exponential branch); and
 //    whether z' is monotone over every f32 of that range (stride 1, the kernel alone).
-//  - cross_entropy's soft-cap (CapF, fast/softmax.cc), through rows [z, z] with target 1 and
-//    λ = 0: ∂loss/∂z_0 = p_0·cap'(z) with p_0 = 1/2 exactly (the kept term 2^64 and the factor
-//    2^-65 are powers of two), so 2·grad_0 = cap'(z) as CapF computed it, judged against 1/cosh²(z/cap) in long double, on
-//    every `ce_stride`-th f32 of the same range.
+//  - cross_entropy's soft-cap gradient (SoftcapGradF, through fast/softmax.cc), through rows
+//    [z, z] with target 1 and λ = 0: ∂loss/∂z_0 = p_0·cap'(z) with p_0 = 1/2 exactly (the kept
+//    term 2^64 and the factor 2^-65 are powers of two), so 2·grad_0 = cap'(z) as the kernel
+//    computed it, judged against 1/cosh²(z/cap) in long double, on every `ce_stride`-th f32 of
+//    the same range.
 // Usage: softcap_error_sweep [stride = 7] [ce_stride = 61] [target names, e.g. AVX2 SSE4: all]
 #include <cmath>
 #include <cstdint>
