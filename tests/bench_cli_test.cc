@@ -120,6 +120,27 @@ TEST(BenchCli, InCacheSizeIsTheMostWholeRowsWithin256KiB) {
   }
 }
 
+// With N threads the in-cache size is the most whole rows within N · 256 KiB, so that every
+// thread has rows to split (each core has an L2 of its own).
+TEST(BenchCli, InCacheSizeGrowsWithTheThreads) {
+  const auto r =
+      run_cli("bench --quick --json --threads 2 --format bf16 --filter '^(rmsnorm|softcap)$'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 2u) << r.out;
+  const int64_t limit = 2 * 256 * 1024;
+  for (const auto& row : j.at("rows")) {
+    const int64_t n = row.at("cache_size"), bytes = row.at("cache_bytes");
+    if (row.at("op") == "rmsnorm") {  // gamma 8 KiB once, 16 KiB a row: 8 + 31·16 = 504 KiB
+      EXPECT_EQ(n, 31 * 4096) << row;
+      EXPECT_EQ(bytes, 8192 + 31 * 16384) << row;
+    } else {  // softcap: z in, y out, 4 bytes an element
+      EXPECT_EQ(n, limit / 4) << row;
+      EXPECT_EQ(bytes, limit) << row;
+    }
+  }
+}
+
 TEST(BenchCli, AttentionFlopsAreTheVisiblePairsOperations) {
   const auto r = run_cli("bench --quick --json --format f32 --filter '^attention$'");
   ASSERT_EQ(r.code, 0) << r.out;

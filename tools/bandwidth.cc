@@ -10,7 +10,8 @@
 namespace lmo::tools {
 
 BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
-                                  const std::function<void()>& kernel) {
+                                  const std::function<void()>& kernel,
+                                  const std::function<void()>& between) {
   if (bytes <= 0 || bytes % 2 != 0) {
     throw std::invalid_argument("measure_bandwidth: bytes must be positive and even");
   }
@@ -29,6 +30,7 @@ BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
   for (int r = 0; r < repetitions; ++r) {
     k.push_back(seconds_of(kernel));
     c.push_back(seconds_of(copy));
+    if (between) between();
   }
   BandwidthSample s;
   s.repetitions = repetitions;

@@ -1,30 +1,35 @@
 #include "cache_rate.h"
 
 #include <stdexcept>
-#include <vector>
+#include <utility>
 
 #include "timing.h"
 
 namespace lmo::tools {
 
-CacheSample measure_cache_rate(int64_t bytes, int64_t batch_bytes, int repetitions,
-                               const std::function<void()>& kernel) {
+CacheBatches::CacheBatches(int64_t bytes, int64_t batch_bytes, std::function<void()> kernel)
+    : bytes_(bytes), calls_(0), kernel_(std::move(kernel)) {
   if (bytes <= 0 || batch_bytes <= 0) {
-    throw std::invalid_argument("measure_cache_rate: bytes and batch_bytes must be positive");
+    throw std::invalid_argument("CacheBatches: bytes and batch_bytes must be positive");
   }
-  if (repetitions < 1) throw std::invalid_argument("measure_cache_rate: repetitions must be >= 1");
-  const int64_t calls = (batch_bytes + bytes - 1) / bytes;
-  const std::function<void()> batch = [&] {
-    for (int64_t i = 0; i < calls; ++i) kernel();
+  calls_ = (batch_bytes + bytes - 1) / bytes;
+}
+
+void CacheBatches::time_once() {
+  kernel_();
+  const std::function<void()> batch = [this] {
+    for (int64_t i = 0; i < calls_; ++i) kernel_();
   };
-  kernel();  // maps the pages and loads the buffers into the caches
-  std::vector<double> t;
-  for (int r = 0; r < repetitions; ++r) t.push_back(seconds_of(batch) / static_cast<double>(calls));
+  seconds_.push_back(seconds_of(batch) / static_cast<double>(calls_));
+}
+
+CacheSample CacheBatches::sample() const {
+  if (seconds_.empty()) throw std::logic_error("CacheBatches::sample: no batch was timed");
   CacheSample s;
-  s.repetitions = repetitions;
-  s.calls = calls;
-  s.seconds = median(t);
-  s.bytes_per_s = static_cast<double>(bytes) / s.seconds;
+  s.repetitions = static_cast<int>(seconds_.size());
+  s.calls = calls_;
+  s.seconds = median(seconds_);
+  s.bytes_per_s = static_cast<double>(bytes_) / s.seconds;
   return s;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace lmo::tools {
 
@@ -19,12 +20,26 @@ struct CacheSample {
   int repetitions = 0;
 };
 
-// Runs kernel() (moving `bytes` per call, on buffers small enough to stay in the caches) once to
-// bring them in, then times `repetitions` batches of back-to-back calls and reports the median.
-// A batch has as many calls as move at least batch_bytes in total (at least one call), so that
-// the clock's resolution and overhead are negligible against a batch however small one call is.
-// bytes and batch_bytes must be positive, repetitions at least 1.
-CacheSample measure_cache_rate(int64_t bytes, int64_t batch_bytes, int repetitions,
-                               const std::function<void()>& kernel);
+// Timed batches of back-to-back calls of kernel() (moving `bytes` per call, on buffers small
+// enough to stay in the caches). A batch has as many calls as move at least batch_bytes in total
+// (at least one call), so that the clock's resolution and overhead are negligible against a batch
+// however small one call is. The batches are taken one at a time (time_once), so that a caller
+// can interleave them with the large-size measurements they are compared with: all of them then
+// see the same machine state, where a block of batches after the large runs would see a later one.
+class CacheBatches {
+ public:
+  // bytes and batch_bytes must be positive.
+  CacheBatches(int64_t bytes, int64_t batch_bytes, std::function<void()> kernel);
+  // One untimed call first, which brings the buffers back into the caches after whatever ran in
+  // between, then one timed batch.
+  void time_once();
+  // The median over the batches timed so far (at least one).
+  CacheSample sample() const;
+
+ private:
+  int64_t bytes_, calls_;
+  std::function<void()> kernel_;
+  std::vector<double> seconds_;  // per call, one entry per batch
+};
 
 }  // namespace lmo::tools
