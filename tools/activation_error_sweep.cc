@@ -1,9 +1,9 @@
 // Measures the f32 errors of the fast activations SiLU, GELU-tanh and GELU (fast/activations.h)
 // against a long-double reference on dense sweeps, on every target this CPU supports: the
-// figures of the error analyses in fast/math-inl.h (SiluF, GeluTanhF, GeluF). Not a test (a
-// minute or more of CPU per target): a measurement to read and report.
+// figures of the error analyses in fast/math-inl.h (SiluF, GeluTanhF, GeluF). Not a test (about
+// 3½ minutes of CPU per target at the default strides): a measurement to read and report.
 //
-// Every `stride`-th f32 x of [−lo, hi] (SiLU: [−88, 88], past which its result is x or the scaled
+// Every `stride`-th f32 x of [−b, b] (SiLU: [−88, 88], past which its result is x or the scaled
 // deep form; GELU-tanh: [−20, 20]; GELU: every `gelu_stride`-th of [−16, 16]), split at x = 0:
 // the largest error in ulps of the exact value, and the largest share of the policy's allowance
 // (oracle/policy_table.cc: k ulps plus, for the GELUs, arg·κ·u·|y|/ulp(y), κ the condition of the
@@ -77,8 +77,8 @@ void sweep(const Row& row, uint32_t stride) {
     for (size_t i = 0; i < x.size(); ++i) {
       const Exact e = row.exact(x[i]);
       const double ulp_err = ulps(y[i], e.y);
-      const double allowance = row.k + row.arg * static_cast<double>(e.kappa * 0x1p-24L *
-                                                                    std::fabs(e.y) / ulp_f32(e.y));
+      const double allowance =
+          row.k + row.arg * static_cast<double>(e.kappa * 0x1p-24L * std::fabs(e.y) / ulp_f32(e.y));
       const int side = x[i] >= 0;
       err[side].add(ulp_err, x[i]);
       share[side].add(ulp_err / allowance, x[i]);
