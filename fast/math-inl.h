@@ -32,13 +32,25 @@
 //    the targets without FMA (two roundings per Horner step); the policy adds 2u times the
 //    condition ≈ x² for x < 0, the budget of the former erfc-based form, whose rounded argument
 //    x/√2 this form does not have.
-//  - SiluF: x/(1 + e^{−x}), ≤ 2 ulp measured (see there).
+//  - SiluF: x/(1 + e^{−x}) (see there). Measured against x/(1 + expl(−x)) on every 3rd f32 of
+//    [−88, 88] (tools/activation_error_sweep), AVX2 and SSE4: 2.38 ulp for x < 0 (x ≈ −16.71,
+//    where the result's significand is 1.94: the errors of e^{−x} and of the sum, 1½ ulp in
+//    their own ulps, weigh up to twice as much in ulps of a result with a larger significand),
+//    1.50 for x ≥ 0; 0.80 of the policy's 3 ulp.
 //  - GeluTanhF: x/(1 + e^{−v}) with v rounded in f32 (≤ 4u relative): ≈ 2 ulp plus 4u·κ, κ =
 //    |v|(1 − σ(v)) sigmoid's condition (see there). Measured against a long-double reference on
 //    every 3rd f32 of [−20, 20] on AVX2 and SSE4: 1.87 ulp for x > 0; for x < 0 up to 215 ulp
 //    (x ≈ −10.04, κ ≈ 88), at most 0.50 of the policy's 4 ulp plus 7u·κ everywhere (x > 0:
 //    0.37). The former double-float argument, at 2.3 times the cost, measured 4.1 ulp on AVX2
 //    (every 13th f32) and 57 on a target without FMA (every 997th, x ≈ −9.6).
+//    tools/activation_error_sweep's every 3rd f32 from 0 outward: 1.87 (AVX2) and 1.90 (SSE4)
+//    ulp for x ≥ 0, 211 ulp (x ≈ −9.98) and 0.495 of the policy for x < 0.
+//  The quotients of SiluF, GeluTanhF and GeluF stay divisions on every target: the hardware
+//  reciprocal with a Newton step and the remainder's FMA correction (y0 = x·r, y = y0 −
+//  r·(den·y0 − x)) gave the same errors on AVX2 and passed every test, but was slower on Zen 3,
+//  whose divider works beside the FMA pipes that the exponentials fill: even the inaccurate
+//  x·rcp(den) alone was at most 4 % faster in cache, here and in CapTanhBig
+//  (docs/bench-history.md, 2026-11-24).
 #if defined(LMO_FAST_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef LMO_FAST_MATH_INL_H_
 #undef LMO_FAST_MATH_INL_H_
@@ -442,7 +454,8 @@ HWY_INLINE V GeluTanhF(D d, V x) {
 // SiLU(x) = x·sigmoid(x) = x/(1 + e^{−x}) for every x ≥ −88: one exponential, one addition and
 // one division, no sign select. For x < 0, e^{−x} = e^{|x|} > 1 enters the sum with condition
 // e/(1 + e) ≤ 1, so the bound is that of x ≥ 0: exp (≈ 1 ulp) + 1 + e (½) + the quotient (½)
-// ≈ 2 ulp, where the stable form x·e^{x}/(1 + e^{x}) rounds once more. The argument −x is
+// ≈ 2 ulp where the significands are alike, more where the result's is the larger (2.38 measured,
+// see the top), where the stable form x·e^{x}/(1 + e^{x}) rounds once more. The argument −x is
 // clamped below at −87 (for x > 87, 1 + e^{−x} = 1 in f32 whatever e^{−x} is), so the exponent
 // construction of ExpTimes2PowF stays normal up to −x = 88 (e^88 ≈ 1.7e38 < FLT_MAX).
 // x < −88 (e^{−x} overflows; SiLU(x) ≈ x·e^{x} is below 2^-120 and subnormal below x ≈ −91.8):

@@ -23,39 +23,14 @@
 #include "fast/softcap.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
+#include "tools/error_sweep.h"
 
 namespace {
 
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-uint32_t to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-// |got − exact| in units of the f32 ulp at exact (2^(e − 23) for exact in [2^e, 2^(e+1))).
-double ulps(float got, long double exact) {
-  int e;
-  std::frexp(static_cast<double>(exact), &e);
-  return static_cast<double>(std::fabs(static_cast<long double>(got) - exact) /
-                             std::ldexp(1.0L, e - 24));
-}
-
-struct Worst {
-  double err = 0;
-  float at = 0;
-  void add(double e, float z) {
-    if (e > err) {
-      err = e;
-      at = z;
-    }
-  }
-};
+using lmo::tools::from_bits;
+using lmo::tools::to_bits;
+using lmo::tools::ulps;
+using lmo::tools::Worst;
 
 void sweep_softcap(float cap, uint32_t stride) {
   const uint32_t top = to_bits(20.0f * cap);

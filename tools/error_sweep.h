@@ -1,0 +1,48 @@
+// Helpers of the error sweeps in tools/ (softcap_error_sweep, activation_error_sweep): f32 bit
+// patterns, errors in ulps of the exact value, and the worst case of a range. Measurements to
+// read and report, not tests.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace lmo::tools {
+
+inline float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+inline uint32_t to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// The f32 ulp at exact: 2^(e − 23) for |exact| in [2^e, 2^(e+1)), 2^-149 in the subnormal range.
+inline long double ulp_f32(long double exact) {
+  int e;
+  std::frexp(static_cast<double>(exact), &e);
+  return std::ldexp(1.0L, e - 24 < -149 ? -149 : e - 24);
+}
+
+// |got − exact| in units of the f32 ulp at exact.
+inline double ulps(float got, long double exact) {
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - exact) / ulp_f32(exact));
+}
+
+// The largest error of a range and where it occurred.
+struct Worst {
+  double err = 0;
+  float at = 0;
+  void add(double e, float z) {
+    if (e > err) {
+      err = e;
+      at = z;
+    }
+  }
+};
+
+}  // namespace lmo::tools
