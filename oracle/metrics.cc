@@ -129,8 +129,13 @@ double significant_bits(Format f, const mp& rel) {
 }
 
 ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Overflow overflow) {
+  return element_metrics_rounded(f, exact, ref::encode(f, exact, overflow), got);
+}
+
+ElementMetrics element_metrics_rounded(Format f, const mp& exact, uint64_t reference,
+                                       uint64_t got) {
   ElementMetrics m;
-  m.reference = ref::encode(f, exact, overflow);
+  m.reference = reference;
   m.has_ulps = !ref::bits_is_nan(f, m.reference) && !ref::bits_is_nan(f, got);
   if (m.has_ulps) m.ulps = ulp_distance(f, m.reference, got);
   m.abs_error = abs_error(f, exact, got);
