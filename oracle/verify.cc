@@ -187,6 +187,7 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
   for (const Case& c : cases) {
     bool counted = false;
     const std::unique_ptr<Op> op = make_op(c);
+    NormalDraws draws;  // the case's normal inputs, drawn once for all its formats
     for (ref::Format storage : c.formats) {
       if (!o.formats.empty() &&
           std::find(o.formats.begin(), o.formats.end(), storage) == o.formats.end()) {
@@ -214,7 +215,7 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
       if (!counted) ++rep.cases;
       counted = true;
       auto t0 = Clock::now();
-      const InputSet in = make_inputs(c, *op, storage);
+      const InputSet in = make_inputs(c, *op, storage, &draws);
       rep.times.inputs += since(t0);
       std::optional<Outputs<ref::mp>> exact;
       std::map<ref::Format, Outputs<double>> sims;
