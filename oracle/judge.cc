@@ -377,7 +377,7 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
       naive_lo_[i] = iv.lo;
       naive_hi_[i] = iv.hi;
     }
-    if (arg_error) {
+    if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
       const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
       allowed_ulps_[i] = a.k;
       allowed_margin_[i] = a.margin;
@@ -442,7 +442,7 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
     std::string why = pattern_failure(f, y);
     if (why.empty() && (policy_.kind == PolicyKind::kUlp || !isfinite(x))) {
       const UlpAllowance a =
-          allowed_ulps_.empty()
+          allowed_ulps_.empty() || !isfinite(x)
               ? ulp_allowance(policy_, f, x, kappa)
               : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
       why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);

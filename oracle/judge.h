@@ -110,7 +110,8 @@ class JudgeReference {
   int64_t naive_excluded_ = 0;
   // kNaiveRelative, finite exact values: the lowest and highest patterns the element may hold.
   std::vector<uint64_t> naive_lo_, naive_hi_;
-  // kUlp with arg_error: per element, the ulps allowed, the midpoint margin and the widening.
+  // kUlp with arg_error: per element with a finite exact value, the ulps allowed, the midpoint
+  // margin and the widening.
   std::vector<int64_t> allowed_ulps_;
   std::vector<double> allowed_margin_, allowed_extra_;
   // The metrics of an element whose output equals rounded_[i], once one was judged.
