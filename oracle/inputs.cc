@@ -146,6 +146,13 @@ NormalReal::NormalReal(InputStream stream, DType dtype, double mean, double stdd
 }
 
 std::array<uint64_t, 2> NormalReal::pair_bits(uint64_t j) const {
+  const std::array<mp, 2> v = pair_values(j);
+  return {bits_of(v[0]), bits_of(v[1])};
+}
+
+uint64_t NormalReal::bits_of(const mp& value) const { return ref::encode(format_, value); }
+
+std::array<mp, 2> NormalReal::pair_values(uint64_t j) const {
   const std::array<uint32_t, 4> r = stream_.draw(j);
   const mp u1 = ldexp(mp(word64(r[0], r[1])) + 1, -64);  // exact; in (0, 1]
   const mp u2 = ldexp(mp(word64(r[2], r[3])), -64);      // exact; in [0, 1)
@@ -155,8 +162,7 @@ std::array<uint64_t, 2> NormalReal::pair_bits(uint64_t j) const {
   mp sin_theta, cos_theta;
   mpfr_sin_cos(sin_theta.backend().data(), cos_theta.backend().data(), theta.backend().data(),
                MPFR_RNDN);
-  return {ref::encode(format_, mean_ + stddev_ * (radius * cos_theta)),
-          ref::encode(format_, mean_ + stddev_ * (radius * sin_theta))};
+  return {mean_ + stddev_ * (radius * cos_theta), mean_ + stddev_ * (radius * sin_theta)};
 }
 
 uint64_t NormalReal::bits(uint64_t index) const { return pair_bits(index / 2)[index % 2]; }

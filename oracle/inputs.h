@@ -80,6 +80,11 @@ class NormalReal {
   uint64_t bits(uint64_t index) const;
   // Storage bits of elements 2j and 2j + 1 (one Box–Muller evaluation for both).
   std::array<uint64_t, 2> pair_bits(uint64_t j) const;
+  // Elements 2j and 2j + 1 before their rounding: the same values in every storage format, so
+  // a caller generating several formats may draw them once (pair_bits rounds these).
+  std::array<ref::mp, 2> pair_values(uint64_t j) const;
+  // The storage bits of such a value.
+  uint64_t bits_of(const ref::mp& value) const;
 
  private:
   InputStream stream_;

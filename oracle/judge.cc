@@ -89,78 +89,105 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
   return worst;
 }
 
-// The policy step on a finite reference r and finite output y; "" when it passes.
-std::string policy_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
-                           const ElementMetrics& m, const mp& naive_bound, double condition,
-                           ref::Format compute, Verdict& v) {
-  using std::isfinite;
-  const ref::FormatSpec& s = ref::spec(f);
-  if ((y & ~(s.pattern_mask() << s.shift)) != 0) {
-    return "the word " + hex(y) + " has bits set below the " + std::string(s.name) + " pattern";
-  }
-  if (p.kind == PolicyKind::kUlp || !isfinite(x)) {  // x infinite: saturated reference, exact
-    int64_t k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
-    double margin = p.midpoint_margin;
-    // The argument's rounding amplified by the inner function (Policy::arg_error): the f32
-    // result may be `extra` ulps of f off. Narrow formats see it as a wider midpoint margin
-    // (the f32 value crosses a midpoint only that close to it), wide ones as more ulps.
-    double extra = 0;
-    if (p.kind == PolicyKind::kUlp && p.arg_error > 0 && x != 0) {
-      extra = static_cast<double>(mp(p.arg_error * condition) * ldexp(mp(1), -24) * abs(x) /
+// What a kUlp policy allows at x: k ulps, +1 within `margin` ulp of a rounding midpoint (rule
+// (3)); `extra` is the widening for the argument's rounding (Policy::arg_error). A
+// naive-relative policy at an infinite (saturated, exact) x allows 0 ulp.
+struct UlpAllowance {
+  int64_t k = 0;
+  double margin = 0;
+  double extra = 0;
+};
+
+UlpAllowance ulp_allowance(const Policy& p, Format f, const mp& x, double condition) {
+  UlpAllowance a;
+  a.k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
+  a.margin = p.midpoint_margin;
+  // The argument's rounding amplified by the inner function (Policy::arg_error): the f32
+  // result may be `extra` ulps of f off. Narrow formats see it as a wider midpoint margin
+  // (the f32 value crosses a midpoint only that close to it), wide ones as more ulps.
+  if (p.kind == PolicyKind::kUlp && p.arg_error > 0 && x != 0) {
+    a.extra = static_cast<double>(mp(p.arg_error * condition) * ldexp(mp(1), -24) * abs(x) /
                                   ulp_at(f, x));
-      if (is_narrow(f)) {
-        k += static_cast<int64_t>(std::floor(extra));
-        margin += extra - std::floor(extra);
-      } else {
-        k += static_cast<int64_t>(std::ceil(extra));
-      }
+    if (is_narrow(f)) {
+      a.k += static_cast<int64_t>(std::floor(a.extra));
+      a.margin += a.extra - std::floor(a.extra);
+    } else {
+      a.k += static_cast<int64_t>(std::ceil(a.extra));
     }
-    const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
-    if (ad <= k) return "";
-    double d = -1;  // distance from the midpoint toward y, when rule (3) applies
-    if (p.kind == PolicyKind::kUlp && margin > 0 && ad == k + 1) {
-      const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
-      d = distance_to_midpoint(f, x, r, next);
-      if (d <= margin) {
-        ++v.forgiven;
-        return "";
-      }
-    }
-    std::string why = "the backend wrote " + value(f, y) + ", " + std::to_string(m.ulps) +
-                      " ulp from the correctly rounded " + value(f, r) + " of the exact " + num(x) +
-                      "; the policy allows " + std::to_string(k) + " ulp";
-    if (extra > 0) why += " (with " + num(extra) + " for the argument's rounding, κ = " +
-                          num(condition) + ")";
-    if (d >= 0) {
-      why += ", and the exact value is " + num(d) + " ulp from the midpoint toward it (margin " +
-             num(margin) + ")";
-    }
-    return why;
   }
-  // The stored value must be the rounding of some value within B of the exact x: a kernel whose
-  // pre-rounding value v is within B of x stores round(v), and rounding is monotone, so
-  // round(x − B) ≤ y ≤ round(x + B). With output_ulps = ½ this is "B plus half an ulp of the
-  // output" made exact: it also fails a wrong rounding direction (truncation) wherever x is not
-  // within B of a midpoint, which |y − x| ≤ B + ½ ulp would let through.
-  mp bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
-             mp(p.compute_ulps) * ulp_at(compute, x);
-  if (bound < 0) bound = 0;
-  // y is finite here, so the interval's ends saturate: an end past the largest finite value
-  // would otherwise be inf, or NaN in e4m3, which has no place on the line of values.
-  const uint64_t lo = ref::encode(f, mp(x - bound), ref::Overflow::kSaturate);
-  const uint64_t hi = ref::encode(f, mp(x + bound), ref::Overflow::kSaturate);
-  const int64_t oy = ordinal(f, y);
-  if (ordinal(f, lo) <= oy && oy <= ordinal(f, hi)) return "";
-  return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
-         num(static_cast<double>(bound)) + " = " + num(p.naive_factor) +
-         "·max|naive − x| + " + num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) +
-         " compute ulp of the exact " + num(x) +
-         " (allowed " + value(f, lo) + " … " + value(f, hi) + "; |y − x| = " +
-         num(static_cast<double>(m.abs_error)) + ")";
+  return a;
 }
 
-Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
-                       const JudgeOptions& o, const GuardedBuffer* buf) {
+// The stored value must be the rounding of some value within B of the exact x: a kernel whose
+// pre-rounding value v is within B of x stores round(v), and rounding is monotone, so
+// round(x − B) ≤ y ≤ round(x + B). With output_ulps = ½ this is "B plus half an ulp of the
+// output" made exact: it also fails a wrong rounding direction (truncation) wherever x is not
+// within B of a midpoint, which |y − x| ≤ B + ½ ulp would let through.
+struct NaiveInterval {
+  mp bound;
+  uint64_t lo = 0, hi = 0;  // round(x − B), round(x + B)
+};
+
+NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& naive_bound,
+                             ref::Format compute) {
+  NaiveInterval iv;
+  iv.bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
+             mp(p.compute_ulps) * ulp_at(compute, x);
+  if (iv.bound < 0) iv.bound = 0;
+  // y is finite where this is used, so the interval's ends saturate: an end past the largest
+  // finite value would otherwise be inf, or NaN in e4m3, which has no place on the line.
+  iv.lo = ref::encode(f, mp(x - iv.bound), ref::Overflow::kSaturate);
+  iv.hi = ref::encode(f, mp(x + iv.bound), ref::Overflow::kSaturate);
+  return iv;
+}
+
+// The ulp step of the policy (kUlp, or a naive-relative policy at an infinite x) on a finite
+// reference r and finite output y; "" when it passes.
+std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
+                        const ElementMetrics& m, const UlpAllowance& a, double condition,
+                        Verdict& v) {
+  const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
+  if (ad <= a.k) return "";
+  double d = -1;  // distance from the midpoint toward y, when rule (3) applies
+  if (p.kind == PolicyKind::kUlp && a.margin > 0 && ad == a.k + 1) {
+    const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
+    d = distance_to_midpoint(f, x, r, next);
+    if (d <= a.margin) {
+      ++v.forgiven;
+      return "";
+    }
+  }
+  std::string why = "the backend wrote " + value(f, y) + ", " + std::to_string(m.ulps) +
+                    " ulp from the correctly rounded " + value(f, r) + " of the exact " + num(x) +
+                    "; the policy allows " + std::to_string(a.k) + " ulp";
+  if (a.extra > 0)
+    why += " (with " + num(a.extra) + " for the argument's rounding, κ = " + num(condition) + ")";
+  if (d >= 0) {
+    why += ", and the exact value is " + num(d) + " ulp from the midpoint toward it (margin " +
+           num(a.margin) + ")";
+  }
+  return why;
+}
+
+std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
+                          const ElementMetrics& m, const NaiveInterval& iv) {
+  return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
+         num(static_cast<double>(iv.bound)) + " = " + num(p.naive_factor) + "·max|naive − x| + " +
+         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " +
+         num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
+         "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
+}
+
+// A word with bits set below the format's pattern (tf32) is not a value of it; "" otherwise.
+std::string pattern_failure(Format f, uint64_t y) {
+  const ref::FormatSpec& s = ref::spec(f);
+  if ((y & ~(s.pattern_mask() << s.shift)) == 0) return "";
+  return "the word " + hex(y) + " has bits set below the " + std::string(s.name) + " pattern";
+}
+
+// The checks judge() makes on its arguments before anything else.
+void check_judge_arguments(const Policy& policy, std::span<const mp> exact,
+                           const ref::Tensor& got) {
   if (policy.kind == PolicyKind::kTopKSet) {
     throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
   }
@@ -168,79 +195,10 @@ Verdict judge_elements(const Policy& policy, std::span<const mp> exact, const re
     throw std::invalid_argument("judge: the output dtype " +
                                 std::string(ref::dtype_name(got.dtype())) + " is not floating");
   }
-  const int64_t n = got.numel();
-  if (static_cast<int64_t>(exact.size()) != n) {
+  if (static_cast<int64_t>(exact.size()) != got.numel()) {
     throw std::invalid_argument("judge: " + std::to_string(exact.size()) + " exact values for " +
-                                std::to_string(n) + " outputs");
+                                std::to_string(got.numel()) + " outputs");
   }
-  Verdict v;
-  v.elements = n;
-  if (o.group < 0 || (o.group > 0 && n % o.group != 0)) {
-    throw std::invalid_argument("judge: a group of " + std::to_string(o.group) +
-                                " elements does not divide " + std::to_string(n));
-  }
-  const int64_t group = o.group > 0 ? o.group : std::max<int64_t>(n, 1);
-  std::vector<mp> naive_bounds;  // per group
-  if (policy.kind == PolicyKind::kNaiveRelative) {
-    if (static_cast<int64_t>(o.naive.size()) != n) {
-      throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
-                                  std::to_string(n) + " outputs, got " +
-                                  std::to_string(o.naive.size()));
-    }
-    for (int64_t g = 0; g < n; g += group) {
-      int64_t excluded = 0;
-      const size_t b = static_cast<size_t>(g), len = static_cast<size_t>(group);
-      naive_bounds.push_back(mp(policy.naive_factor) *
-                             naive_max_error(exact.subspan(b, len), o.naive.subspan(b, len),
-                                             excluded));
-      v.naive_excluded += excluded;
-      v.naive_bound = std::max(v.naive_bound, static_cast<double>(naive_bounds.back()));
-    }
-  }
-  const mp zero = 0;
-  if (policy.kind == PolicyKind::kUlp && policy.arg_error > 0 &&
-      static_cast<int64_t>(o.condition.size()) != n) {
-    throw std::invalid_argument("judge: a policy with arg_error needs " + std::to_string(n) +
-                                " condition numbers, got " + std::to_string(o.condition.size()));
-  }
-  const Format f = ref::dtype_format(got.dtype());
-  MetricsAccumulator acc(f);
-  for (int64_t i = 0; i < n; ++i) {
-    const mp& x = exact[static_cast<size_t>(i)];
-    const uint64_t y = got.bits(i);
-    const uint64_t r = ref::encode(f, x, o.overflow);
-    if (buf && y == buf->poison() && poison_means_unwritten(got.dtype(), r)) {
-      fail(v, i, FailReason::kUnwritten, "never written: it still holds the poison " + hex(y));
-      continue;
-    }
-    const bool rn = ref::bits_is_nan(f, r);
-    if (rn != ref::bits_is_nan(f, y)) {
-      fail(v, i, FailReason::kNanParity,
-           rn ? "the reference is NaN (exact " + num(x) + ") but the backend wrote " + value(f, y)
-              : "the backend wrote NaN " + hex(y) + " where the reference is " + value(f, r));
-      continue;
-    }
-    if (rn) continue;
-    const bool ri = ref::bits_is_inf(f, r);
-    const bool yi = ref::bits_is_inf(f, y);
-    if (ri || yi) {
-      if (!(ri && yi && ordinal(f, r) == ordinal(f, y))) {
-        fail(v, i, FailReason::kInfParity,
-             "the reference is " + value(f, r) + " (exact " + num(x) + "), the backend wrote " +
-                 value(f, y));
-      }
-      continue;
-    }
-    const ElementMetrics m = element_metrics(f, x, y, o.overflow);
-    acc.add(i, x, m, y);
-    const mp& naive_bound =
-        naive_bounds.empty() ? zero : naive_bounds[static_cast<size_t>(i / group)];
-    const double kappa = o.condition.empty() ? 0.0 : o.condition[static_cast<size_t>(i)];
-    const std::string why = policy_failure(policy, f, x, r, y, m, naive_bound, kappa, o.compute, v);
-    if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
-  }
-  v.metrics = acc.result();
-  return v;
 }
 
 int64_t index_value(ref::DType d, uint64_t b) {
@@ -368,14 +326,160 @@ std::string_view fail_reason_name(FailReason r) {
   return "?";
 }
 
+JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
+                               const JudgeOptions& options)
+    : policy_(policy), exact_(exact), format_(format), options_(options) {
+  using std::isfinite;
+  if (policy.kind == PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
+  }
+  const auto n = static_cast<int64_t>(exact.size());
+  const JudgeOptions& o = options;
+  if (o.group < 0 || (o.group > 0 && n % o.group != 0)) {
+    throw std::invalid_argument("judge: a group of " + std::to_string(o.group) +
+                                " elements does not divide " + std::to_string(n));
+  }
+  group_ = o.group > 0 ? o.group : std::max<int64_t>(n, 1);
+  if (policy.kind == PolicyKind::kNaiveRelative) {
+    if (static_cast<int64_t>(o.naive.size()) != n) {
+      throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
+                                  std::to_string(n) + " outputs, got " +
+                                  std::to_string(o.naive.size()));
+    }
+    for (int64_t g = 0; g < n; g += group_) {
+      int64_t excluded = 0;
+      const size_t b = static_cast<size_t>(g), len = static_cast<size_t>(group_);
+      naive_bounds_.push_back(mp(policy.naive_factor) * naive_max_error(exact.subspan(b, len),
+                                                                        o.naive.subspan(b, len),
+                                                                        excluded));
+      naive_excluded_ += excluded;
+      naive_bound_ = std::max(naive_bound_, static_cast<double>(naive_bounds_.back()));
+    }
+  }
+  const bool arg_error = policy.kind == PolicyKind::kUlp && policy.arg_error > 0;
+  if (arg_error && static_cast<int64_t>(o.condition.size()) != n) {
+    throw std::invalid_argument("judge: a policy with arg_error needs " + std::to_string(n) +
+                                " condition numbers, got " + std::to_string(o.condition.size()));
+  }
+  const auto size = static_cast<size_t>(n);
+  rounded_.resize(size);
+  same_.resize(size);
+  if (!naive_bounds_.empty()) naive_lo_.resize(size), naive_hi_.resize(size);
+  if (arg_error) {
+    allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
+  }
+  for (size_t i = 0; i < size; ++i) {
+    const mp& x = exact[i];
+    rounded_[i] = ref::encode(format, x, o.overflow);
+    if (!naive_bounds_.empty() && isfinite(x)) {
+      const NaiveInterval iv = naive_interval(
+          policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)], o.compute);
+      naive_lo_[i] = iv.lo;
+      naive_hi_[i] = iv.hi;
+    }
+    if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
+      const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
+      allowed_ulps_[i] = a.k;
+      allowed_margin_[i] = a.margin;
+      allowed_extra_[i] = a.extra;
+    }
+  }
+}
+
+Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) {
+  using std::isfinite;
+  if (!ref::is_float(got.dtype()) || ref::dtype_format(got.dtype()) != format_) {
+    throw std::invalid_argument("judge: the output dtype " +
+                                std::string(ref::dtype_name(got.dtype())) + " is not the " +
+                                std::string(ref::format_name(format_)) + " it was prepared for");
+  }
+  const int64_t n = got.numel();
+  if (static_cast<int64_t>(exact_.size()) != n) {
+    throw std::invalid_argument("judge: " + std::to_string(exact_.size()) + " exact values for " +
+                                std::to_string(n) + " outputs");
+  }
+  const Format f = format_;
+  const JudgeOptions& o = options_;
+  Verdict v;
+  v.elements = n;
+  v.naive_bound = naive_bound_;
+  v.naive_excluded = naive_excluded_;
+  MetricsAccumulator acc(f);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto at = static_cast<size_t>(i);
+    const mp& x = exact_[at];
+    const uint64_t y = got.bits(i);
+    const uint64_t r = rounded_[at];
+    if (buf && y == buf->poison() && poison_means_unwritten(got.dtype(), r)) {
+      fail(v, i, FailReason::kUnwritten, "never written: it still holds the poison " + hex(y));
+      continue;
+    }
+    const bool rn = ref::bits_is_nan(f, r);
+    if (rn != ref::bits_is_nan(f, y)) {
+      fail(v, i, FailReason::kNanParity,
+           rn ? "the reference is NaN (exact " + num(x) + ") but the backend wrote " + value(f, y)
+              : "the backend wrote NaN " + hex(y) + " where the reference is " + value(f, r));
+      continue;
+    }
+    if (rn) continue;
+    const bool ri = ref::bits_is_inf(f, r);
+    const bool yi = ref::bits_is_inf(f, y);
+    if (ri || yi) {
+      if (!(ri && yi && ordinal(f, r) == ordinal(f, y))) {
+        fail(v, i, FailReason::kInfParity,
+             "the reference is " + value(f, r) + " (exact " + num(x) + "), the backend wrote " +
+                 value(f, y));
+      }
+      continue;
+    }
+    // An output equal to its reference has the same metrics on every backend.
+    std::optional<ElementMetrics> other;
+    std::optional<ElementMetrics>& slot = y == r ? same_[at] : other;
+    if (!slot) slot = element_metrics_rounded(f, x, r, y);
+    const ElementMetrics& m = *slot;
+    acc.add(i, x, m, y);
+    const double kappa = o.condition.empty() ? 0.0 : o.condition[at];
+    std::string why = pattern_failure(f, y);
+    if (why.empty() && (policy_.kind == PolicyKind::kUlp || !isfinite(x))) {
+      const UlpAllowance a =
+          allowed_ulps_.empty() || !isfinite(x)
+              ? ulp_allowance(policy_, f, x, kappa)
+              : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
+      why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);
+    } else if (why.empty()) {
+      const int64_t oy = ordinal(f, y);
+      if (!(ordinal(f, naive_lo_[at]) <= oy && oy <= ordinal(f, naive_hi_[at]))) {
+        // The same interval again, for its bound in the message.
+        why = naive_failure(
+            policy_, f, x, y, m,
+            naive_interval(policy_, f, x, naive_bounds_[at / static_cast<size_t>(group_)],
+                           o.compute));
+      }
+    }
+    if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
+  }
+  v.metrics = acc.result();
+  return v;
+}
+
 Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
               const JudgeOptions& options) {
-  return judge_elements(policy, exact, got, options, nullptr);
+  check_judge_arguments(policy, exact, got);
+  JudgeReference reference(policy, exact, ref::dtype_format(got.dtype()), options);
+  return reference.judge(got);
 }
 
 Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
               const JudgeOptions& options) {
-  Verdict v = judge_elements(policy, exact, got.tensor(), options, &got);
+  check_judge_arguments(policy, exact, got.tensor());
+  JudgeReference reference(policy, exact, ref::dtype_format(got.dtype()), options);
+  Verdict v = reference.judge(got.tensor(), &got);
+  check_guard(v, got);
+  return v;
+}
+
+Verdict judge(JudgeReference& reference, const GuardedBuffer& got) {
+  Verdict v = reference.judge(got.tensor(), &got);
   check_guard(v, got);
   return v;
 }

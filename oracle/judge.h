@@ -20,9 +20,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "oracle/guarded_buffer.h"
 #include "oracle/metrics.h"
@@ -76,6 +78,46 @@ struct Verdict {
   int64_t count(FailReason r) const { return by_reason[static_cast<size_t>(r)]; }
 };
 
+// The part of judging a floating output that does not depend on the backend's output: each
+// element's correctly rounded reference, the naive-relative interval of values it may store,
+// the ulp allowance of an arg_error policy, and (filled as elements are judged) the metrics of
+// an element equal to its reference. `verify` judges several backends on the same exact values
+// in one format with one policy: built once, it spares each of them that work (up to seven
+// times the same MPFR operations). judge() on a JudgeReference gives the very Verdict that
+// judge() on the policy, exact values and options gives: the latter builds one and uses it.
+// The exact, naive and condition spans must outlive it.
+class JudgeReference {
+ public:
+  // Throws std::invalid_argument as judge() does for a kTopKSet policy, a group that does not
+  // divide the elements, or naive values or condition numbers of the wrong count.
+  JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
+                 const JudgeOptions& options = {});
+  ref::Format format() const { return format_; }
+
+  // Judges an output tensor of format() with exact.size() elements (std::invalid_argument
+  // otherwise; without a buffer nothing counts as unwritten).
+  Verdict judge(const ref::Tensor& got, const GuardedBuffer* buf = nullptr);
+
+ private:
+  Policy policy_;
+  std::span<const mp> exact_;
+  ref::Format format_;
+  JudgeOptions options_;
+  int64_t group_ = 1;
+  std::vector<uint64_t> rounded_;  // encode(format, exact[i], overflow)
+  std::vector<mp> naive_bounds_;   // kNaiveRelative: naive_factor · max|naive − x|, per group
+  double naive_bound_ = 0;         // the largest of them
+  int64_t naive_excluded_ = 0;
+  // kNaiveRelative, finite exact values: the lowest and highest patterns the element may hold.
+  std::vector<uint64_t> naive_lo_, naive_hi_;
+  // kUlp with arg_error: per element with a finite exact value, the ulps allowed, the midpoint
+  // margin and the widening.
+  std::vector<int64_t> allowed_ulps_;
+  std::vector<double> allowed_margin_, allowed_extra_;
+  // The metrics of an element whose output equals rounded_[i], once one was judged.
+  std::vector<std::optional<ElementMetrics>> same_;
+};
+
 // Judges a floating output tensor under a kUlp or kNaiveRelative policy. Throws
 // std::invalid_argument for a kTopKSet policy, an integer dtype, exact.size() ≠ numel, or a
 // kNaiveRelative policy without exactly numel naive values. Without a buffer nothing counts as
@@ -85,6 +127,9 @@ Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor
 // The same on a backend's guarded output buffer: guard, then poison, then the checks above.
 Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
               const JudgeOptions& options = {});
+
+// The same with a JudgeReference shared between outputs (guard, then poison, then the checks).
+Verdict judge(JudgeReference& reference, const GuardedBuffer& got);
 
 // Top-k expert choice, kTopKSet. For T tokens and N experts:
 //   scores:   T × N exact selection scores (row-major; an expert the reference excluded, e.g.

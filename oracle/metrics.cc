@@ -108,16 +108,26 @@ mp abs_error(Format f, const mp& exact, uint64_t got) {
   return abs(y - exact);
 }
 
-mp rel_error(Format f, const mp& exact, uint64_t got) {
+namespace {
+// rel_error from the abs_error e of the same element.
+mp rel_error_of(const mp& exact, const mp& e) {
   using std::isinf;
   using std::isnan;
-  const mp e = abs_error(f, exact, got);
   if (isnan(e)) return e;
   if (exact == 0 || isinf(exact)) return e == 0 ? mp(0) : inf_mp();
   return e / abs(exact);
 }
+}  // namespace
 
-double error_in_u(Format f, const mp& rel) { return static_cast<double>(rel / unit_roundoff(f)); }
+mp rel_error(Format f, const mp& exact, uint64_t got) {
+  return rel_error_of(exact, abs_error(f, exact, got));
+}
+
+// Dividing by u = 2^-p is a scaling by 2^p: exact, as ldexp is, and no MPFR division.
+double error_in_u(Format f, const mp& rel) {
+  using std::ldexp;
+  return static_cast<double>(ldexp(rel, ref::spec(f).precision()));
+}
 
 double significant_bits(Format f, const mp& rel) {
   using std::isnan;
@@ -129,12 +139,17 @@ double significant_bits(Format f, const mp& rel) {
 }
 
 ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Overflow overflow) {
+  return element_metrics_rounded(f, exact, ref::encode(f, exact, overflow), got);
+}
+
+ElementMetrics element_metrics_rounded(Format f, const mp& exact, uint64_t reference,
+                                       uint64_t got) {
   ElementMetrics m;
-  m.reference = ref::encode(f, exact, overflow);
+  m.reference = reference;
   m.has_ulps = !ref::bits_is_nan(f, m.reference) && !ref::bits_is_nan(f, got);
   if (m.has_ulps) m.ulps = ulp_distance(f, m.reference, got);
   m.abs_error = abs_error(f, exact, got);
-  m.rel_error = rel_error(f, exact, got);
+  m.rel_error = rel_error_of(exact, m.abs_error);
   m.error_in_u = error_in_u(f, m.rel_error);
   m.significant_bits = significant_bits(f, m.rel_error);
   return m;

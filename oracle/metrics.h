@@ -68,6 +68,10 @@ struct ElementMetrics {
 };
 ElementMetrics element_metrics(ref::Format f, const mp& exact, uint64_t got,
                                ref::Overflow overflow = ref::Overflow::kIeee);
+// The same given the correctly rounded reference encode(f, exact, overflow), when the caller
+// already has it (the judge rounds each exact value once for all the backends it judges).
+ElementMetrics element_metrics_rounded(ref::Format f, const mp& exact, uint64_t reference,
+                                       uint64_t got);
 
 // Distance of x from the midpoint of the values of patterns a and b (non-NaN, a ≠ b in value),
 // in units of |value(b) − value(a)|. An infinity stands for the value one step beyond the

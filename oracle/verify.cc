@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <tuple>
 
 #include "oracle/case_inputs.h"
 #include "oracle/policy_table.h"
@@ -103,7 +104,8 @@ void check_costs(const std::vector<Case>& cases, const VerifyOptions& o) {
   }
 }
 
-VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend, const RunContext& ctx, VerifyTimes* times) {
+VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend,
+                        const RunContext& ctx, VerifyTimes* times, SharedJudging* shared) {
   VerifyRow row;
   row.case_id = c.id;
   row.op = c.op;
@@ -143,7 +145,19 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
         jo.compute = backend.compute_format();
       }
       jo.condition = exact[k].condition;
-      v = judge(policy, exact[k].values, bufs[k], jo);
+      if (shared) {
+        const std::pair<size_t, ref::Format> key(k, jo.compute);
+        auto it = shared->find(key);
+        if (it == shared->end()) {
+          it = shared
+                   ->emplace(std::piecewise_construct, std::forward_as_tuple(key),
+                             std::forward_as_tuple(policy, exact[k].values, storage, jo))
+                   .first;
+        }
+        v = judge(it->second, bufs[k]);
+      } else {
+        v = judge(policy, exact[k].values, bufs[k], jo);
+      }
       row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);
       row.max_rel = std::max(row.max_rel, static_cast<double>(v.metrics.max_rel));
     }
@@ -173,6 +187,7 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
   for (const Case& c : cases) {
     bool counted = false;
     const std::unique_ptr<Op> op = make_op(c);
+    NormalDraws draws;  // the case's normal inputs, drawn once for all its formats
     for (ref::Format storage : c.formats) {
       if (!o.formats.empty() &&
           std::find(o.formats.begin(), o.formats.end(), storage) == o.formats.end()) {
@@ -200,7 +215,7 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
       if (!counted) ++rep.cases;
       counted = true;
       auto t0 = Clock::now();
-      const InputSet in = make_inputs(c, *op, storage);
+      const InputSet in = make_inputs(c, *op, storage, &draws);
       rep.times.inputs += since(t0);
       std::optional<Outputs<ref::mp>> exact;
       std::map<ref::Format, Outputs<double>> sims;
@@ -222,8 +237,9 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
                        }
                        return it->second;
                      }};
+      SharedJudging shared;
       for (Backend* b : runnable) {
-        VerifyRow row = run_and_judge(c, *op, storage, *b, ctx, &rep.times);
+        VerifyRow row = run_and_judge(c, *op, storage, *b, ctx, &rep.times, &shared);
         (row.pass ? rep.passed : rep.failed) += 1;
         rep.rows.push_back(std::move(row));
       }

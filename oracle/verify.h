@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,9 +91,16 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
                     const VerifyOptions& o,
                     const std::function<void(int64_t, int64_t, const std::string&)>& progress = {});
 
+// The judge's reference side of one (case, format), shared by the backends judged on it
+// (JudgeReference, judge.h): one per (output index, compute format), made when first needed.
+using SharedJudging = std::map<std::pair<size_t, ref::Format>, JudgeReference>;
+
 // One (case, format, backend) evaluation, judged: the building block of verify, and what the
-// oracle's own tests call with deliberately wrong backends.
-VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend, const RunContext& ctx, VerifyTimes* times = nullptr);
+// oracle's own tests call with deliberately wrong backends. With `shared` (empty at the first
+// backend of a (case, format), then kept for the others) the verdicts are the same, faster.
+VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend,
+                        const RunContext& ctx, VerifyTimes* times = nullptr,
+                        SharedJudging* shared = nullptr);
 
 std::string to_table(const VerifyReport& r);
 nlohmann::json to_json(const VerifyReport& r);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "oracle/case_inputs.h"
 #include "oracle/philox.h"
 #include "oracle/sha256.h"
 #include "oracle/specials.h"
@@ -512,6 +513,26 @@ TEST(InputsPinned, NormalDigestsPerFormat) {
   for (const Pin& p : kPins) {
     const Tensor t = normal(kPinSeed, "pinned.normal", p.d, {3, 341}, 0, 1);
     EXPECT_EQ(sha256_hex(t.bytes()), p.normal) << name_of(p.d);
+  }
+}
+
+// verify draws a case's normal values once (NormalDraws) and rounds them to each format: the
+// kept values give every format its pinned bits, whichever format drew them.
+TEST(InputsPinned, NormalDigestsFromValuesKeptAcrossFormats) {
+  const InputDecl d("pinned.normal", {3, 341}, Dist::kNormal, 0, 1);
+  for (const bool reversed : {false, true}) {
+    NormalDraws draws;
+    const std::vector<std::array<ref::mp, 2>>* first = nullptr;
+    for (size_t k = 0; k < std::size(kPins); ++k) {
+      const Pin& p = kPins[reversed ? std::size(kPins) - 1 - k : k];
+      const NormalReal gen(InputStream(kPinSeed, d.name), p.d, 0, 1);
+      const std::vector<std::array<ref::mp, 2>>& pairs = draws.pairs(kPinSeed, d, gen, 1023);
+      if (!first) first = &pairs;
+      EXPECT_EQ(&pairs, first) << "drawn again for " << name_of(p.d);
+      Tensor t(p.d, {3, 341});
+      for (int64_t i = 0; i < t.numel(); ++i) t.set_bits(i, gen.bits_of(pairs[i / 2][i % 2]));
+      EXPECT_EQ(sha256_hex(t.bytes()), p.normal) << name_of(p.d);
+    }
   }
 }
 

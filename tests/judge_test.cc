@@ -491,6 +491,97 @@ TEST(NaivePolicy, NonFiniteNaiveValuesDoNotWidenTheBound) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A JudgeReference shared by several outputs (verify's backends): each gets the verdict a fresh
+// judge gives it, whichever outputs filled the shared metrics before.
+
+void expect_same_verdict(const Verdict& a, const Verdict& b) {
+  EXPECT_EQ(a.pass, b.pass);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.first_index, b.first_index);
+  EXPECT_EQ(a.detail, b.detail);
+  EXPECT_EQ(a.elements, b.elements);
+  EXPECT_EQ(a.failed, b.failed);
+  EXPECT_EQ(a.by_reason, b.by_reason);
+  EXPECT_EQ(a.forgiven, b.forgiven);
+  EXPECT_EQ(a.naive_bound, b.naive_bound);
+  EXPECT_EQ(a.naive_excluded, b.naive_excluded);
+  EXPECT_EQ(a.metrics.compared, b.metrics.compared);
+  EXPECT_EQ(a.metrics.max_ulps, b.metrics.max_ulps);
+  EXPECT_EQ(a.metrics.max_ulps_index, b.metrics.max_ulps_index);
+  EXPECT_EQ(a.metrics.max_abs, b.metrics.max_abs);
+  EXPECT_EQ(a.metrics.max_rel, b.metrics.max_rel);
+  EXPECT_EQ(a.metrics.min_significant_bits, b.metrics.min_significant_bits);
+  EXPECT_EQ(a.metrics.nmse, b.metrics.nmse);
+}
+
+TEST(JudgeReference, NaivePolicyOutputsInAnyOrderGetTheirOwnVerdicts) {
+  std::vector<double> z;
+  for (int i = 0; i < 64; ++i) z.push_back(static_cast<float>((i * 37 % 101) / 10.0 - 5));
+  const std::vector<mp> exact = exact_softmax(z);
+  const std::vector<double> naive = naive_softmax<float>(z);
+  const Policy p = policy_for("softmax");
+  const ref::Tensor right = rounded(DType::f32, exact);
+  const ref::Tensor wrong = scaled(DType::f32, exact, mp("1.01"));
+  // Even elements right, odd ones 1 % off: half the elements reuse the shared metrics.
+  ref::Tensor mixed = right;
+  for (int64_t i = 1; i < 64; i += 2) mixed.set_bits(i, wrong.bits(i));
+  JudgeReference shared(p, exact, Format::f32, with_naive(naive));
+  for (const ref::Tensor* got :
+       std::vector<const ref::Tensor*>{&wrong, &mixed, &right, &mixed, &right}) {
+    const Verdict v = shared.judge(*got);
+    expect_same_verdict(v, judge(p, exact, *got, with_naive(naive)));
+    if (got == &right) {
+      EXPECT_TRUE(v.pass) << v.detail;
+      EXPECT_EQ(v.metrics.max_ulps, 0);
+    } else {
+      EXPECT_EQ(v.reason, FailReason::kPolicy);
+      EXPECT_EQ(v.first_index, got == &mixed ? 1 : 0);
+      EXPECT_GT(v.failed, got == &mixed ? 16 : 32);  // every element above ~2e-5 fails
+    }
+  }
+}
+
+TEST(JudgeReference, UlpPolicyWithArgErrorAndMidpointsGetsTheFreshVerdicts) {
+  // bf16 values near the midpoint of 1 and 1 + 2^-7 (as in MidpointRule above), each with its
+  // own condition number: the allowance differs per element.
+  const std::vector<mp> exact = {1 + pow2(-8) - pow2(-20), 1 + pow2(-10), mp(0), -3 - pow2(-9)};
+  const std::vector<double> kappa = {0, 1, 5, 2e4};
+  JudgeOptions o;
+  o.condition = kappa;
+  const Policy p = ulp_policy(0, 0, 1.0 / 256, 1.0);
+  const ref::Tensor right = rounded(DType::bf16, exact);
+  ref::Tensor up = right;  // every element one ulp up
+  for (int64_t i = 0; i < 4; ++i) {
+    up.set_bits(i, from_ordinal(Format::bf16, ordinal(Format::bf16, right.bits(i)) + 1));
+  }
+  JudgeReference shared(p, exact, Format::bf16, o);
+  for (const ref::Tensor* got : std::vector<const ref::Tensor*>{&right, &up, &right, &up}) {
+    const Verdict v = shared.judge(*got);
+    expect_same_verdict(v, judge(p, exact, *got, o));
+    if (got == &right) {
+      EXPECT_TRUE(v.pass) << v.detail;
+    }
+  }
+  const Verdict v = shared.judge(up);
+  // Element 0 lies 2^-13 ulp from the midpoint: forgiven. Element 1 (3/8 ulp from it, κ = 1)
+  // and element 2 (0: no argument error) fail; so does element 3, whose κ widens the margin to
+  // 1/256 + 2e4·2^-24·|x|/2^-6 ≈ 0.23 ulp, but "up" is toward zero, 0.75 ulp from that midpoint.
+  EXPECT_EQ(v.forgiven, 1);
+  EXPECT_EQ(v.first_index, 1);
+  EXPECT_EQ(v.failed, 3);
+}
+
+TEST(JudgeReference, RefusesOutputsOfAnotherFormatOrSize) {
+  const std::vector<mp> exact = {mp(1), mp(2)};
+  JudgeReference shared(kExact, exact, Format::f32);
+  EXPECT_THROW(shared.judge(rounded(DType::bf16, exact)), std::invalid_argument);
+  EXPECT_THROW(shared.judge(rounded(DType::f32, {mp(1)})), std::invalid_argument);
+  EXPECT_TRUE(shared.judge(rounded(DType::f32, exact)).pass);
+  EXPECT_THROW(JudgeReference(topk_policy(0.01), exact, Format::f32), std::invalid_argument);
+  EXPECT_THROW(JudgeReference(naive_policy(), exact, Format::f32), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Policy (4): top-k sets with ties within a margin.
 
 ref::Tensor indices(DType d, const std::vector<int64_t>& v) {
