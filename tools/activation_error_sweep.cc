@@ -18,8 +18,6 @@
 #include <vector>
 
 #include "fast/activations.h"
-#include "fast/target_scope.h"
-#include "fast/targets.h"
 #include "tools/error_sweep.h"
 
 namespace {
@@ -103,17 +101,10 @@ int main(int argc, char** argv) {
   const Row rows[] = {{"silu", Activation::silu, exact_silu, 88.0f, 3, 0},
                       {"gelu_tanh", Activation::gelu_tanh, exact_gelu_tanh, 20.0f, 4, 7},
                       {"gelu", Activation::gelu, exact_gelu, 16.0f, 4, 2}};
-  for (const lmo::fast::SimdTarget& t : lmo::fast::compiled_targets()) {
-    if (!t.supported) continue;
-    bool chosen = argc <= 3;
-    for (int a = 3; a < argc; ++a) chosen = chosen || t.name == argv[a];
-    if (!chosen) continue;
-    lmo::fast::ScopedTarget scope(t);
-    std::printf("%s\n", t.name.c_str());
+  lmo::tools::for_each_chosen_target(argc, argv, 3, [&] {
     for (const Row& row : rows) {
       sweep(row, static_cast<uint32_t>(row.act == Activation::gelu ? gelu_stride : stride));
     }
-    std::fflush(stdout);
-  }
+  });
   return 0;
 }

@@ -5,7 +5,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "fast/target_scope.h"
+#include "fast/targets.h"
 
 namespace lmo::tools {
 
@@ -44,5 +49,21 @@ struct Worst {
     }
   }
 };
+
+// Runs sweep() once per SIMD target this CPU supports, with dispatch forced to it and its name
+// printed first: every target, or those named in argv[first, argc) (e.g. AVX2 SSE4).
+template <class Sweep>
+void for_each_chosen_target(int argc, char** argv, int first, const Sweep& sweep) {
+  for (const lmo::fast::SimdTarget& t : lmo::fast::compiled_targets()) {
+    if (!t.supported) continue;
+    bool chosen = argc <= first;
+    for (int a = first; a < argc; ++a) chosen = chosen || t.name == argv[a];
+    if (!chosen) continue;
+    lmo::fast::ScopedTarget scope(t);
+    std::printf("%s\n", t.name.c_str());
+    sweep();
+    std::fflush(stdout);
+  }
+}
 
 }  // namespace lmo::tools

@@ -21,8 +21,6 @@
 
 #include "fast/cross_entropy.h"
 #include "fast/softcap.h"
-#include "fast/target_scope.h"
-#include "fast/targets.h"
 #include "tools/error_sweep.h"
 
 namespace {
@@ -104,18 +102,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "softcap_error_sweep: strides must be ≥ 1\n");
     return 2;
   }
-  for (const lmo::fast::SimdTarget& t : lmo::fast::compiled_targets()) {
-    if (!t.supported) continue;
-    bool chosen = argc <= 3;
-    for (int a = 3; a < argc; ++a) chosen = chosen || t.name == argv[a];
-    if (!chosen) continue;
-    lmo::fast::ScopedTarget scope(t);
-    std::printf("%s\n", t.name.c_str());
+  lmo::tools::for_each_chosen_target(argc, argv, 3, [&] {
     for (float cap : {30.0f, 7.3f, 1.0f}) {
       sweep_softcap(cap, stride);
       sweep_cross_entropy(cap, ce_stride);
     }
-    std::fflush(stdout);
-  }
+  });
   return 0;
 }
