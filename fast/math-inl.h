@@ -76,9 +76,16 @@ HWY_INLINE hn::Vec<D> InfF(D d) {
 
 // e^x: Highway's Exp (1 ulp on [−FLT_MAX, 104]) plus NaN → NaN and overflow → +inf (Highway
 // returns 0 for NaN and garbage beyond 104). e^x for x ≥ 88.7228394 is above FLT_MAX.
+// On the emulated targets (EMU128, SCALAR) Highway's float → int conversion inside Exp is a C++
+// cast, undefined for NaN (clang's UBSan reports it), so NaN lanes enter Exp as 0 there; their
+// result is replaced below either way, and the SIMD targets' conversion is defined for NaN.
 template <class D, class V>
 HWY_INLINE V ExpF(D d, V x) {
+#if HWY_TARGET == HWY_EMU128 || HWY_TARGET == HWY_SCALAR
+  V y = hn::Exp(d, hn::IfThenZeroElse(hn::IsNaN(x), x));
+#else
   V y = hn::Exp(d, x);
+#endif
   y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.75f)), InfF(d), y);
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
