@@ -12,8 +12,18 @@
 #include "reference/formats.h"
 #include "reference/number_types.h"
 
+// _Float16, the f16 truth: GCC has it on x86-64, clang from version 15 (both define
+// __FLT16_MANT_DIG__ where it exists). The sanitizer tree is clang 14's (tools/test-asan), so
+// there the two tests that use it skip; the release (GCC) build runs them.
+#ifdef __FLT16_MANT_DIG__
+#define LMO_HAVE_FLOAT16 1
+#endif
+
 namespace lmo::ref {
 namespace {
+
+[[maybe_unused]] constexpr const char* kNoFloat16 =
+    "this compiler has no _Float16 (clang before 15): checked in the GCC build";
 
 float f32_from_bits(uint32_t b) { return std::bit_cast<float>(b); }
 
@@ -50,6 +60,9 @@ TEST(Bf16, EveryPatternDecodesLikeTheTopHalfOfABinary32) {
 }
 
 TEST(F16, EveryPatternDecodesLikeFloat16) {
+#ifndef LMO_HAVE_FLOAT16
+  GTEST_SKIP() << kNoFloat16;
+#else
   for (uint32_t p = 0; p < 65536; ++p) {
     const uint16_t h = static_cast<uint16_t>(p);
     _Float16 v;
@@ -60,6 +73,7 @@ TEST(F16, EveryPatternDecodesLikeFloat16) {
       ASSERT_EQ(encode(Format::f16, expect), p) << std::hex << p;
     }
   }
+#endif
 }
 
 TEST(Tf32, EveryPatternIsABinary32WithThirteenLowBitsClear) {
@@ -120,6 +134,9 @@ TEST(Rounding, EveryMidpointRoundsToEven) {
 }
 
 TEST(Rounding, DoubleToFloat16MatchesLibgccOnEveryMidpointNeighbourhood) {
+#ifndef LMO_HAVE_FLOAT16
+  GTEST_SKIP() << kNoFloat16;
+#else
   // libgcc's double -> _Float16 conversion is a direct IEEE rounding: compare on values
   // spread across the whole range, including subnormals and overflow.
   uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -132,6 +149,7 @@ TEST(Rounding, DoubleToFloat16MatchesLibgccOnEveryMidpointNeighbourhood) {
     std::memcpy(&bits, &h, 2);
     ASSERT_EQ(encode(Format::f16, x), bits) << x;
   }
+#endif
 }
 
 TEST(Rounding, Binary32ToBf16MatchesTheBitTrickOnSampledFloats) {
