@@ -35,7 +35,8 @@ std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
     case PolicyKind::kNaiveRelative:
       return "round(x ± B), B = " + num(p.naive_factor) + "·max|naive f32 − x| (≤ " +
              num(v.naive_bound) + ") + " + num(p.output_ulps - 0.5) + " ulp + " +
-             num(p.compute_ulps) + " f32 ulp";
+             num(p.compute_ulps) + " f32 ulp" +
+             (p.error_scale > 0 ? " + " + num(p.error_scale) + "·u·S (the op's error scale)" : "");
     case PolicyKind::kTopKSet:
       return "same set; ties within " + num(p.tie_margin) + " of the row's largest |score|";
   }
@@ -138,6 +139,7 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
       JudgeOptions jo;
       jo.group = d.group;
       jo.condition = exact[k].condition;
+      jo.error_scale = exact[k].error_scale;
       Outputs<double> naive;
       if (policy.kind == PolicyKind::kNaiveRelative) {
         naive = op.simulated(ref::Format::f32, in);

@@ -45,6 +45,7 @@ nlohmann::json policy_json(const std::string& op, const std::string& output) {
       j["naive_factor"] = p.naive_factor;
       j["output_ulps"] = p.output_ulps;
       j["compute_ulps"] = p.compute_ulps;
+      if (p.error_scale > 0) j["error_scale"] = p.error_scale;
       j["naive_compute_format"] = "f32";
       break;
     case PolicyKind::kTopKSet:

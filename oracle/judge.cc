@@ -128,11 +128,18 @@ struct NaiveInterval {
   uint64_t lo = 0, hi = 0;  // round(x − B), round(x + B)
 };
 
+// error_scale · u_c · S, the bound's part from the op's error scale S (policy.h, rule (2)); u_c is
+// the compute format's unit roundoff, half its ulp of 1.
+mp scale_term(const Policy& p, ref::Format compute, double s) {
+  if (!(p.error_scale > 0 && s > 0)) return mp(0);
+  return mp(p.error_scale) * mp(s) * ldexp(mp(1), -ref::spec(compute).precision());
+}
+
 NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& naive_bound,
-                             ref::Format compute) {
+                             ref::Format compute, double scale) {
   NaiveInterval iv;
   iv.bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
-             mp(p.compute_ulps) * ulp_at(compute, x);
+             mp(p.compute_ulps) * ulp_at(compute, x) + scale_term(p, compute, scale);
   if (iv.bound < 0) iv.bound = 0;
   // y is finite where this is used, so the interval's ends saturate: an end past the largest
   // finite value would otherwise be inf, or NaN in e4m3, which has no place on the line.
@@ -170,11 +177,13 @@ std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint
 }
 
 std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
-                          const ElementMetrics& m, const NaiveInterval& iv) {
+                          const ElementMetrics& m, const NaiveInterval& iv, double scale) {
+  const std::string scaled =
+      p.error_scale > 0 ? " + " + num(p.error_scale) + "·u·S (S = " + num(scale) + ")" : "";
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
          num(static_cast<double>(iv.bound)) + " = " + num(p.naive_factor) + "·max|naive − x| + " +
-         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " +
-         num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
+         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp" + scaled +
+         " of the exact " + num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
          "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
 }
 
@@ -356,6 +365,10 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
       naive_bound_ = std::max(naive_bound_, static_cast<double>(naive_bounds_.back()));
     }
   }
+  if (!o.error_scale.empty() && static_cast<int64_t>(o.error_scale.size()) != n) {
+    throw std::invalid_argument("judge: " + std::to_string(o.error_scale.size()) +
+                                " error scales for " + std::to_string(n) + " outputs");
+  }
   const bool arg_error = policy.kind == PolicyKind::kUlp && policy.arg_error > 0;
   if (arg_error && static_cast<int64_t>(o.condition.size()) != n) {
     throw std::invalid_argument("judge: a policy with arg_error needs " + std::to_string(n) +
@@ -372,8 +385,9 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
     const mp& x = exact[i];
     rounded_[i] = ref::encode(format, x, o.overflow);
     if (!naive_bounds_.empty() && isfinite(x)) {
-      const NaiveInterval iv = naive_interval(
-          policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)], o.compute);
+      const NaiveInterval iv =
+          naive_interval(policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)],
+                         o.compute, o.error_scale.empty() ? 0.0 : o.error_scale[i]);
       naive_lo_[i] = iv.lo;
       naive_hi_[i] = iv.hi;
     }
@@ -450,10 +464,12 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
       const int64_t oy = ordinal(f, y);
       if (!(ordinal(f, naive_lo_[at]) <= oy && oy <= ordinal(f, naive_hi_[at]))) {
         // The same interval again, for its bound in the message.
+        const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
         why = naive_failure(
             policy_, f, x, y, m,
             naive_interval(policy_, f, x, naive_bounds_[at / static_cast<size_t>(group_)],
-                           o.compute));
+                           o.compute, scale),
+            scale);
       }
     }
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);

@@ -53,6 +53,9 @@ struct JudgeOptions {
   // kUlp with Policy::arg_error > 0: the condition number κ of the op's inner function at each
   // element's argument (OutputValues::condition of the exact run), one per element.
   std::span<const double> condition;
+  // kNaiveRelative with Policy::error_scale > 0: the error scale S_i of each element
+  // (OutputValues::error_scale of the exact run), one per element; empty = none (S_i = 0).
+  std::span<const double> error_scale;
   // How the reference rounds exact values beyond the format's range (kSaturate for kernels
   // that declare satfinite fp8 stores).
   ref::Overflow overflow = ref::Overflow::kIeee;
@@ -89,7 +92,7 @@ struct Verdict {
 class JudgeReference {
  public:
   // Throws std::invalid_argument as judge() does for a kTopKSet policy, a group that does not
-  // divide the elements, or naive values or condition numbers of the wrong count.
+  // divide the elements, or naive values, condition numbers or error scales of the wrong count.
   JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
                  const JudgeOptions& options = {});
   ref::Format format() const { return format_; }

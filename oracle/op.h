@@ -89,6 +89,9 @@ struct OutputValues {
   // Exact runs of ops whose policy has arg_error (policy.h): the condition number of the inner
   // function at each element's argument.
   std::vector<double> condition;
+  // Exact runs of compositions whose policy has error_scale (policy.h, rule (2)): per element,
+  // the scale S_i of a correct compute-format kernel's rounding errors, in units of u_c.
+  std::vector<double> error_scale;
 };
 template <class T>
 using Outputs = std::vector<OutputValues<T>>;  // one per OutputDecl, in order

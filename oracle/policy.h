@@ -25,6 +25,13 @@
 //      naive run's realized error is one sample, near 0 on a tiny tensor or a lucky summation
 //      order, and 2 × 0 would flag a kernel for its last rounding; in bf16 or f16 outputs the
 //      floor is 2^-16 or 2^-13 of an ulp and changes nothing).
+//      Compositions whose exact run supplies an error scale S_i (OutputValues::error_scale: the
+//      root-sum-square of the magnitudes that each of a correct compute-format kernel's
+//      roundings carries to element i, propagated through the composition, in units of the
+//      compute format's unit roundoff u_c) add error_scale · u_c · S_i to B_i: the naive
+//      run's error is one sample, and where the outputs share one or two rounding errors (an
+//      FFN with d_ff or d down to 1), each amplified by a cancelling dot product, the sample can
+//      be small by chance while a correct kernel's independent roundings are not.
 //      With naive_factor 2 and output_ulps ½ this is the FlashAttention rule (a kernel's
 //      pre-rounding error at most twice the naive kernel's) plus half an ulp of the output, made
 //      exact: the correctly rounded result always passes, and a wrong rounding direction at the
@@ -64,6 +71,7 @@ struct Policy {
   double naive_factor = 0;
   double output_ulps = 0;
   double compute_ulps = 0;  // the floor, in ulps of the compute format (f32)
+  double error_scale = 0;   // the multiple of u_c · S_i added to B_i (0 = the op supplies no S)
   // kTopKSet: relative to the row's largest |score|.
   double tie_margin = 0;
   // kUlp, for ops whose inner function is evaluated at a rounded argument (GELU's erfc(−x/√2),
@@ -90,12 +98,13 @@ constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin
   return p;
 }
 constexpr Policy naive_policy(double naive_factor = 2, double output_ulps = 0.5,
-                              double compute_ulps = 2) {
+                              double compute_ulps = 2, double error_scale = 0) {
   Policy p;
   p.kind = PolicyKind::kNaiveRelative;
   p.naive_factor = naive_factor;
   p.output_ulps = output_ulps;
   p.compute_ulps = compute_ulps;
+  p.error_scale = error_scale;
   return p;
 }
 constexpr Policy topk_policy(double tie_margin) {

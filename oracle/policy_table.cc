@@ -13,6 +13,14 @@ namespace {
 // flips about half of all values) is still seen almost everywhere.
 constexpr double kMargin = 1.0 / 256;
 
+// The multiple of u·S a composition with an error scale S adds to its naive bound (policy.h,
+// rule (2); oracle/ops/ffn_error_scale.h): with independent roundings uniform in ±u·m, a correct
+// kernel's error has standard deviation u·S/√3, so 4·u·S is 6.9 standard deviations. A kernel that
+// keeps its hidden layer in bf16 errs by about 2^-9·√d_ff times the hidden terms' root mean
+// square where u·S is about 2^-24·d_ff times it: 2^15/(4·√d_ff) = 60 times the bound even at
+// d_ff = 16384 (tests/oracle_mutation_ffn_test.cc checks such a kernel is caught).
+constexpr double kErrorScale = 4;
+
 // Wide k: in f32 ulps (the compute precision of fast/ and gpu/): the ulps of the functions'
 // own evaluation plus ½ ulp per rounding after them; narrow k: 0, a kernel computing in f32
 // rounds once at the store (see policy.h). Where the inner function is evaluated at a rounded
@@ -81,8 +89,10 @@ constexpr PolicyEntry kTable[] = {
      "latent up-projections, QKᵀ, softmax and PV: a composition of reductions"},
 
     // FFN blocks: GEMMs around an activation.
-    {"ffn", "", naive_policy(), "two matrix products around an activation: a composition"},
-    {"glu_ffn", "", naive_policy(), "gate and up products, a GLU gate, a down product"},
+    {"ffn", "", naive_policy(2, 0.5, 2, kErrorScale),
+     "two matrix products around an activation: a composition (with its error scale)"},
+    {"glu_ffn", "", naive_policy(2, 0.5, 2, kErrorScale),
+     "gate and up products, a GLU gate, a down product (with its error scale)"},
 
     // Mixture of experts.
     {"moe_router", "gates", naive_policy(),

@@ -145,6 +145,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
         jo.compute = backend.compute_format();
       }
       jo.condition = exact[k].condition;
+      jo.error_scale = exact[k].error_scale;
       if (shared) {
         const std::pair<size_t, ref::Format> key(k, jo.compute);
         auto it = shared->find(key);

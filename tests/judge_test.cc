@@ -490,6 +490,43 @@ TEST(NaivePolicy, NonFiniteNaiveValuesDoNotWidenTheBound) {
   EXPECT_EQ(v.first_index, 1);
 }
 
+// The error scale S (policy.h, rule (2)): with a naive sample of error 0, an f32 output at x = 1
+// may be the rounding of any value within error_scale·2^-24·S (plus the 2 compute ulps' floor).
+// S = 2^10, error_scale 4: 2^-12 = 2^11 ulps of 1 (ulp 2^-23), so 1 + 2040 ulps passes and
+// 1 + 2060 ulps fails, and without S the 2060-ulp output fails by the floor alone.
+TEST(NaivePolicy, ErrorScaleWidensTheBoundByItsMultipleOfTheUnitRoundoff) {
+  const std::vector<mp> exact = {mp(1), mp(1)};
+  const std::vector<double> naive = {1.0, 1.0};  // a lucky naive run: no error at all
+  const std::vector<double> scale = {1024.0, 0.0};
+  const Policy p = naive_policy(2, 0.5, 2, 4);
+  ref::Tensor got(DType::f32, {2});
+  got.set(0, 1.0 + 2040 * 0x1p-23);
+  got.set(1, 1.0);
+  JudgeOptions o = with_naive(naive);
+  o.error_scale = scale;
+  Verdict v = judge(p, exact, got, o);
+  EXPECT_TRUE(v.pass) << v.detail;
+  got.set(0, 1.0 + 2060 * 0x1p-23);
+  v = judge(p, exact, got, o);
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.first_index, 0);
+  EXPECT_NE(v.detail.find("4·u·S (S = 1024)"), std::string::npos) << v.detail;
+  // Element 1 (S = 0) keeps the bound without it: 2 compute ulps.
+  got.set(0, 1.0);
+  got.set(1, 1.0 + 3 * 0x1p-23);
+  v = judge(p, exact, got, o);
+  EXPECT_FALSE(v.pass);
+  EXPECT_EQ(v.first_index, 1);
+  // A policy without error_scale ignores S.
+  got.set(0, 1.0 + 2040 * 0x1p-23);
+  got.set(1, 1.0);
+  EXPECT_FALSE(judge(naive_policy(), exact, got, o).pass);
+  // S must have one value per element.
+  const std::vector<double> short_scale = {1.0};
+  o.error_scale = short_scale;
+  EXPECT_THROW(judge(p, exact, got, o), std::invalid_argument);
+}
+
 // ---------------------------------------------------------------------------------------------
 // A JudgeReference shared by several outputs (verify's backends): each gets the verdict a fresh
 // judge gives it, whichever outputs filled the shared metrics before.

@@ -45,11 +45,11 @@ json aux_free_case(Draw& d) {
 }
 
 // On the reference backends only: the fast decoder block is as accurate as the naive f32 run on
-// these shapes (largest relative error over the naive one's: median 0.95), but, as for the FFNs
-// (oracle_false_alarm_positional_test's FeedForward), the naive policy flags 2 or 3 of these 1000
-// tiny blocks (depending on the formats drawn) (d down to 1, few tokens): a limit of the rule on
-// tiny GEMM compositions, not of the kernel; the built-in decoder_block cases pass on every fast
-// target.
+// these shapes (largest relative error over the naive one's: median 0.95), but the naive policy
+// flags 2 or 3 of these 1000 tiny blocks (depending on the formats drawn) (d down to 1, few
+// tokens): a limit of the rule on tiny GEMM compositions, not of the kernel, which the FFN ops
+// lift with their error scale (oracle/ops/ffn_error_scale.h) and the decoder block does not have
+// yet; the built-in decoder_block cases pass on every fast target.
 TEST(NoFalseAlarms, DecoderBlock) {
   sweep("decoder-block", block_case, {"ref", "ref-f64", "ref-f32"});
 }

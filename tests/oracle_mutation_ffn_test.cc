@@ -26,9 +26,12 @@ using ref::Format;
 
 // An ffn or glu_ffn case in the shape of cases/ffn.json, f32 storage (the harness's inputs are
 // then the f32 arrays the kernel reads in place).
-json ffn_case(const char* op, const char* activation, bool bias) {
+json ffn_case(const char* op, const char* activation, bool bias, int64_t tokens = 4,
+              int64_t d_ff = 256) {
   json c = json::parse(R"({"id": "m/ffn", "seed": 61, "formats": ["f32"],
-                           "params": {"tokens": 4, "d": 64, "d_ff": 256}})");
+                           "params": {"d": 64}})");
+  c["params"]["tokens"] = tokens;
+  c["params"]["d_ff"] = d_ff;
   c["op"] = op;
   c["params"]["activation"] = activation;
   if (bias) c["params"]["bias"] = true;
@@ -92,9 +95,11 @@ TEST(FfnMutants, FirstBiasDropped) {
 }
 
 // The bias-free FFN from the fast pieces with its hidden layer rounded to bf16 between the two
-// products (a kernel that stages h in a bf16 scratch buffer although its storage is f32).
-TEST(FfnMutants, HiddenRoundedToBf16InAnF32Kernel) {
-  Harness h(ffn_case("ffn", "silu", false), Format::f32);
+// products (a kernel that stages h in a bf16 scratch buffer although its storage is f32). The
+// policy's error scale grows with d_ff faster than this mistake's error does (oracle/
+// policy_table.cc, kErrorScale), so it is also checked at a width of today's models.
+void expect_bf16_hidden_caught(int64_t tokens, int64_t d_ff) {
+  Harness h(ffn_case("ffn", "silu", false, tokens, d_ff), Format::f32);
   expect_fast_kernel_passes(h, fast::Activation::silu);
   expect_caught(h, [](const RunContext& c) {
     const FfnParams& p = ffn_params(c);
@@ -112,6 +117,9 @@ TEST(FfnMutants, HiddenRoundedToBf16InAnF32Kernel) {
     return as_output(y);
   });
 }
+
+TEST(FfnMutants, HiddenRoundedToBf16InAnF32Kernel) { expect_bf16_hidden_caught(4, 256); }
+TEST(FfnMutants, HiddenRoundedToBf16AtAWideHiddenLayer) { expect_bf16_hidden_caught(1, 8192); }
 
 }  // namespace
 }  // namespace lmo::oracle

@@ -91,6 +91,14 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
         EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule
         EXPECT_EQ(p.output_ulps, 0.5);   // plus half an ulp of the output
         EXPECT_EQ(p.compute_ulps, 2.0);  // FlashAttention 3's floor: twice the working rounding
+        // The error scale only where the op supplies one (oracle/ops/ffn_error_scale.h), and a
+        // few standard deviations of a correct kernel's error (u·S/√3), no more.
+        if (e.op == "ffn" || e.op == "glu_ffn") {
+          EXPECT_GE(p.error_scale, 2.0);
+          EXPECT_LE(p.error_scale, 8.0);
+        } else {
+          EXPECT_EQ(p.error_scale, 0.0);
+        }
         break;
       case PolicyKind::kTopKSet:
         EXPECT_GT(p.tie_margin, 0.0);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "oracle/ops/families.h"
+#include "oracle/ops/ffn_error_scale.h"
 #include "oracle/ops/limits.h"
 #include "reference/ffn.h"
 
@@ -44,6 +45,12 @@ Outputs<T> FfnOp::compute(const InputSet& in) const {
     const ref::Mat<T> w1(p_.d, p_.d_ff, in.values<T>("w1"));
     out[0].values = ref::ffn<T>(x, w1, w2, p_.act).data;
   }
+  return out;
+}
+
+Outputs<ref::mp> FfnOp::exact(const InputSet& in) const {
+  Outputs<ref::mp> out = compute<ref::mp>(in);
+  out[0].error_scale = ffn_error_scale(p_, in);
   return out;
 }
 

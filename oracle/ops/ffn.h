@@ -32,6 +32,8 @@ class FfnOp : public GenericOp<FfnOp> {
     return (p_.gated ? 6.0 : 4.0) * static_cast<double>(p_.tokens) * static_cast<double>(p_.d) *
            static_cast<double>(p_.d_ff);
   }
+  // compute<mp> plus the error scale of the naive-relative policy (ffn_error_scale.h).
+  Outputs<ref::mp> exact(const InputSet& in) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
 
