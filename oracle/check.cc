@@ -33,10 +33,15 @@ std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
                   : "") +
              (p.arg_error > 0 ? " + the argument's rounding × κ" : "");
     case PolicyKind::kNaiveRelative:
-      return "round(x ± B), B = " + num(p.naive_factor) + "·max|naive f32 − x| (≤ " +
-             num(v.naive_bound) + ") + " + num(p.output_ulps - 0.5) + " ulp + " +
-             num(p.compute_ulps) + " f32 ulp" +
-             (p.error_scale > 0 ? " + " + num(p.error_scale) + "·u·S (the op's error scale)" : "");
+    {
+      std::string sampled =
+          num(p.naive_factor) + "·max|naive f32 − x| (≤ " + num(v.naive_bound) + ")";
+      if (p.error_scale > 0) {
+        sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S, S the op's error scale)";
+      }
+      return "round(x ± B), B = " + sampled + " + " + num(p.output_ulps - 0.5) + " ulp + " +
+             num(p.compute_ulps) + " f32 ulp";
+    }
     case PolicyKind::kTopKSet:
       return "same set; ties within " + num(p.tie_margin) + " of the row's largest |score|";
   }

@@ -21,8 +21,8 @@ constexpr ref::Format kF32 = ref::Format::f32;
 // The allowance of each element of one output of one kernel run: the policy (policy.h) the
 // judge applies to that output, turned into a bound on |y − x| for a y it accepts.
 //  - kNaiveRelative: the judge accepts y = round(v) for some v within B_i of x, B_i =
-//    naive_factor · max_group|naive − x| + (output_ulps − ½) ulp(x) + compute_ulps ulp_f32(x)
-//    (+ error_scale · 2^-24 · S_i where the op supplies its error scale);
+//    naive_factor · max_group|naive − x| + (output_ulps − ½) ulp(x) + compute_ulps ulp_f32(x),
+//    the first term at least error_scale · 2^-24 · S_i where the op supplies its error scale;
 //    so |y − x| ≤ B_i + ½ ulp(|x| + B_i).
 //  - kUlp: y is at most k (+ the argument-rounding ulps, + 1 where the midpoint rule forgives)
 //    ulps from the correct rounding r, itself within ½ ulp of x; every step is counted in the
@@ -45,11 +45,13 @@ std::vector<double> allowances(const Policy& p, const OutputDecl& d, const Outpu
       for (int64_t i = g0; i < std::min(n, g0 + group); ++i) {
         const auto k = static_cast<size_t>(i);
         const mp& x = exact.values[k];
-        mp b = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(kF32, x) +
-               mp(p.compute_ulps) * ulp_at(kF32, x);
+        mp sampled = naive_bound;
         if (p.error_scale > 0 && k < exact.error_scale.size()) {
-          b += mp(p.error_scale) * mp(exact.error_scale[k]) * ldexp(mp(1), -24);
+          sampled = std::max(sampled,
+                             mp(mp(p.error_scale) * mp(exact.error_scale[k]) * ldexp(mp(1), -24)));
         }
+        const mp b = sampled + mp(p.output_ulps - 0.5) * ulp_at(kF32, x) +
+                     mp(p.compute_ulps) * ulp_at(kF32, x);
         out[k] = static_cast<double>(b + ulp_at(kF32, mp(abs(x) + b)) / 2);
       }
     }

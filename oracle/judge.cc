@@ -128,9 +128,9 @@ struct NaiveInterval {
   uint64_t lo = 0, hi = 0;  // round(x − B), round(x + B)
 };
 
-// error_scale · u_c · S, the bound's part from the op's error scale S (policy.h, rule (2)); u_c is
-// the compute format's unit roundoff, half its ulp of 1.
-mp scale_term(const Policy& p, ref::Format compute, double s) {
+// error_scale · u_c · S, the op's error scale S as a bound (policy.h, rule (2)); u_c is the
+// compute format's unit roundoff, half its ulp of 1.
+mp scale_bound(const Policy& p, ref::Format compute, double s) {
   if (!(p.error_scale > 0 && s > 0)) return mp(0);
   return mp(p.error_scale) * mp(s) * ldexp(mp(1), -ref::spec(compute).precision());
 }
@@ -138,8 +138,8 @@ mp scale_term(const Policy& p, ref::Format compute, double s) {
 NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& naive_bound,
                              ref::Format compute, double scale) {
   NaiveInterval iv;
-  iv.bound = naive_bound + mp(p.output_ulps - 0.5) * ulp_at(f, x) +
-             mp(p.compute_ulps) * ulp_at(compute, x) + scale_term(p, compute, scale);
+  iv.bound = std::max(naive_bound, scale_bound(p, compute, scale)) +
+             mp(p.output_ulps - 0.5) * ulp_at(f, x) + mp(p.compute_ulps) * ulp_at(compute, x);
   if (iv.bound < 0) iv.bound = 0;
   // y is finite where this is used, so the interval's ends saturate: an end past the largest
   // finite value would otherwise be inf, or NaN in e4m3, which has no place on the line.
@@ -178,12 +178,14 @@ std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint
 
 std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
                           const ElementMetrics& m, const NaiveInterval& iv, double scale) {
-  const std::string scaled =
-      p.error_scale > 0 ? " + " + num(p.error_scale) + "·u·S (S = " + num(scale) + ")" : "";
+  std::string sampled = num(p.naive_factor) + "·max|naive − x|";
+  if (p.error_scale > 0) {
+    sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S) (S = " + num(scale) + ")";
+  }
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
-         num(static_cast<double>(iv.bound)) + " = " + num(p.naive_factor) + "·max|naive − x| + " +
-         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp" + scaled +
-         " of the exact " + num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
+         num(static_cast<double>(iv.bound)) + " = " + sampled + " + " +
+         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " +
+         num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
          "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
 }
 

@@ -28,10 +28,12 @@
 //      Compositions whose exact run supplies an error scale S_i (OutputValues::error_scale: the
 //      root-sum-square of the magnitudes that each of a correct compute-format kernel's
 //      roundings carries to element i, propagated through the composition, in units of the
-//      compute format's unit roundoff u_c) add error_scale · u_c · S_i to B_i: the naive
-//      run's error is one sample, and where the outputs share one or two rounding errors (an
-//      FFN with d_ff or d down to 1), each amplified by a cancelling dot product, the sample can
-//      be small by chance while a correct kernel's independent roundings are not.
+//      compute format's unit roundoff u_c) take max(naive_factor · max_j |naive_j − x_j|,
+//      error_scale · u_c · S_i) as B_i's first term: the naive run's error is one sample, and
+//      where the outputs share one or two rounding errors (an FFN with d_ff or d down to 1), each
+//      amplified by a cancelling dot product, the sample can be small by chance while a correct
+//      kernel's independent roundings are not. The larger of the two, not their sum, so that the
+//      bound grows only where the scale exceeds the sample.
 //      With naive_factor 2 and output_ulps ½ this is the FlashAttention rule (a kernel's
 //      pre-rounding error at most twice the naive kernel's) plus half an ulp of the output, made
 //      exact: the correctly rounded result always passes, and a wrong rounding direction at the
@@ -71,7 +73,7 @@ struct Policy {
   double naive_factor = 0;
   double output_ulps = 0;
   double compute_ulps = 0;  // the floor, in ulps of the compute format (f32)
-  double error_scale = 0;   // the multiple of u_c · S_i added to B_i (0 = the op supplies no S)
+  double error_scale = 0;   // the multiple of u_c · S_i B_i's first term is at least (0: no S)
   // kTopKSet: relative to the row's largest |score|.
   double tie_margin = 0;
   // kUlp, for ops whose inner function is evaluated at a rounded argument (GELU's erfc(−x/√2),

@@ -493,8 +493,9 @@ TEST(NaivePolicy, NonFiniteNaiveValuesDoNotWidenTheBound) {
 // The error scale S (policy.h, rule (2)): with a naive sample of error 0, an f32 output at x = 1
 // may be the rounding of any value within error_scale·2^-24·S (plus the 2 compute ulps' floor).
 // S = 2^10, error_scale 4: 2^-12 = 2^11 ulps of 1 (ulp 2^-23), so 1 + 2040 ulps passes and
-// 1 + 2060 ulps fails, and without S the 2060-ulp output fails by the floor alone.
-TEST(NaivePolicy, ErrorScaleWidensTheBoundByItsMultipleOfTheUnitRoundoff) {
+// 1 + 2060 ulps fails, and without S the 2060-ulp output fails by the floor alone. Where twice the
+// naive sample is the larger, it alone counts: the two are not added.
+TEST(NaivePolicy, ErrorScaleIsALowerBoundOnTheSampledPart) {
   const std::vector<mp> exact = {mp(1), mp(1)};
   const std::vector<double> naive = {1.0, 1.0};  // a lucky naive run: no error at all
   const std::vector<double> scale = {1024.0, 0.0};
@@ -510,7 +511,8 @@ TEST(NaivePolicy, ErrorScaleWidensTheBoundByItsMultipleOfTheUnitRoundoff) {
   v = judge(p, exact, got, o);
   EXPECT_FALSE(v.pass);
   EXPECT_EQ(v.first_index, 0);
-  EXPECT_NE(v.detail.find("4·u·S (S = 1024)"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("max(2·max|naive − x|, 4·u·S) (S = 1024)"), std::string::npos)
+      << v.detail;
   // Element 1 (S = 0) keeps the bound without it: 2 compute ulps.
   got.set(0, 1.0);
   got.set(1, 1.0 + 3 * 0x1p-23);
@@ -521,6 +523,15 @@ TEST(NaivePolicy, ErrorScaleWidensTheBoundByItsMultipleOfTheUnitRoundoff) {
   got.set(0, 1.0 + 2040 * 0x1p-23);
   got.set(1, 1.0);
   EXPECT_FALSE(judge(naive_policy(), exact, got, o).pass);
+  // A naive sample of 2^-12 (2·2^-12 = 4096 ulps) with S = 2^10 (2048 ulps): 4096 + 2 ulps, not
+  // 6144 + 2.
+  const std::vector<double> unlucky_no_more = {1.0 + 0x1p-12, 1.0};
+  JudgeOptions big = with_naive(unlucky_no_more);
+  big.error_scale = scale;
+  got.set(0, 1.0 + 4090 * 0x1p-23);
+  EXPECT_TRUE(judge(p, exact, got, big).pass);
+  got.set(0, 1.0 + 5000 * 0x1p-23);
+  EXPECT_FALSE(judge(p, exact, got, big).pass);
   // S must have one value per element.
   const std::vector<double> short_scale = {1.0};
   o.error_scale = short_scale;
