@@ -32,8 +32,7 @@ std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
                   ? " (+1 within " + num(p.midpoint_margin) + " ulp of a rounding midpoint)"
                   : "") +
              (p.arg_error > 0 ? " + the argument's rounding × κ" : "");
-    case PolicyKind::kNaiveRelative:
-    {
+    case PolicyKind::kNaiveRelative: {
       std::string sampled =
           num(p.naive_factor) + "·max|naive f32 − x| (≤ " + num(v.naive_bound) + ")";
       if (p.error_scale > 0) {

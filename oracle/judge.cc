@@ -183,9 +183,9 @@ std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
     sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S) (S = " + num(scale) + ")";
   }
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
-         num(static_cast<double>(iv.bound)) + " = " + sampled + " + " +
-         num(p.output_ulps - 0.5) + " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " +
-         num(x) + " (allowed " + value(f, iv.lo) + " … " + value(f, iv.hi) +
+         num(static_cast<double>(iv.bound)) + " = " + sampled + " + " + num(p.output_ulps - 0.5) +
+         " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " + num(x) + " (allowed " +
+         value(f, iv.lo) + " … " + value(f, iv.hi) +
          "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
 }
 
