@@ -46,7 +46,8 @@ std::vector<double> allowances(const Policy& p, const OutputDecl& d, const Outpu
         const auto k = static_cast<size_t>(i);
         const mp& x = exact.values[k];
         mp sampled = naive_bound;
-        if (p.error_scale > 0 && k < exact.error_scale.size()) {
+        if (p.error_scale > 0 && k < exact.error_scale.size() &&
+            std::isfinite(exact.error_scale[k])) {
           sampled = std::max(sampled,
                              mp(mp(p.error_scale) * mp(exact.error_scale[k]) * ldexp(mp(1), -24)));
         }

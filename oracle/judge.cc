@@ -129,9 +129,10 @@ struct NaiveInterval {
 };
 
 // error_scale · u_c · S, the op's error scale S as a bound (policy.h, rule (2)); u_c is the
-// compute format's unit roundoff, half its ulp of 1.
+// compute format's unit roundoff, half its ulp of 1. An S that is not finite (inputs near the
+// double range, or infinite ones whose terms cancel to a finite exact value) says nothing: 0.
 mp scale_bound(const Policy& p, ref::Format compute, double s) {
-  if (!(p.error_scale > 0 && s > 0)) return mp(0);
+  if (!(p.error_scale > 0 && s > 0 && std::isfinite(s))) return mp(0);
   return mp(p.error_scale) * mp(s) * ldexp(mp(1), -ref::spec(compute).precision());
 }
 

@@ -532,6 +532,17 @@ TEST(NaivePolicy, ErrorScaleIsALowerBoundOnTheSampledPart) {
   EXPECT_TRUE(judge(p, exact, got, big).pass);
   got.set(0, 1.0 + 5000 * 0x1p-23);
   EXPECT_FALSE(judge(p, exact, got, big).pass);
+  // An infinite or NaN S says nothing: the bound falls back to the sample.
+  const std::vector<double> no_scale = {std::numeric_limits<double>::infinity(),
+                                        std::numeric_limits<double>::quiet_NaN()};
+  JudgeOptions none = with_naive(naive);
+  none.error_scale = no_scale;
+  got.set(0, 1.0 + 3 * 0x1p-23);
+  got.set(1, 1.0);
+  EXPECT_FALSE(judge(p, exact, got, none).pass);
+  got.set(0, 1.0);
+  got.set(1, 1.0 + 3 * 0x1p-23);
+  EXPECT_FALSE(judge(p, exact, got, none).pass);
   // S must have one value per element.
   const std::vector<double> short_scale = {1.0};
   o.error_scale = short_scale;
