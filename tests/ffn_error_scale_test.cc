@@ -13,8 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fast/ffn.h"
-#include "oracle/backend_adapters.h"
+#include "oracle/backend_fast_adapters.h"
 #include "oracle/ops/ffn.h"
 #include "oracle/policy_table.h"
 #include "support/oracle_harness.h"
@@ -30,23 +29,12 @@ using ref::Format;
 
 constexpr double kU = 0x1p-24;  // f32's unit roundoff
 
-const float* f32_input(const InputSet& in, const char* name) {
-  return reinterpret_cast<const float*>(in.at(name).bytes().data());
-}
-
-// The fast kernel (the dispatched target) on the case's f32 inputs.
-std::vector<float> fast_ffn(const FfnParams& p, const InputSet& in) {
-  std::vector<float> y(static_cast<size_t>(p.tokens * p.d));
-  const auto act = op_adapters::activation_of<fast::Activation>(p.act);
-  if (p.gated) {
-    fast::glu_ffn(act, fast::Storage::f32, f32_input(in, "x"), f32_input(in, "w"),
-                  f32_input(in, "v"), f32_input(in, "w2"), y.data(), p.tokens, p.d, p.d_ff);
-  } else {
-    fast::ffn(act, fast::Storage::f32, f32_input(in, "x"), f32_input(in, "w1"),
-              p.bias ? f32_input(in, "b1") : nullptr, f32_input(in, "w2"),
-              p.bias ? f32_input(in, "b2") : nullptr, y.data(), p.tokens, p.d, p.d_ff);
-  }
-  return y;
+// The fast backend's own adapter (the dispatched target) on the case's f32 inputs.
+ref::Tensor fast_ffn(const Harness& h) {
+  std::vector<GuardedBuffer> out;
+  out.emplace_back(ref::DType::f32, h.op().outputs()[0].shape);
+  fast_adapters::run_ffn(h.op(), fast::Storage::f32, h.inputs(), out);
+  return out[0].tensor();
 }
 
 json random_case(Draw& d, int i) {
@@ -72,16 +60,15 @@ TEST(FfnErrorScale, BoundsTheNaiveAndTheFastF32Kernels) {
   std::string where_naive, where_fast;
   for (int i = 0; i < 400; ++i) {
     Harness h(random_case(d, i), Format::f32);
-    const FfnParams& p = dynamic_cast<const FfnOp&>(h.op()).params();
     const Outputs<ref::mp> exact = h.op().exact(h.inputs());
     const Outputs<double> naive = h.op().simulated(Format::f32, h.inputs());
-    const std::vector<float> fast = fast_ffn(p, h.inputs());
+    const ref::Tensor fast = fast_ffn(h);
     const std::vector<double>& s = exact[0].error_scale;
     ASSERT_EQ(s.size(), exact[0].values.size());
     for (size_t k = 0; k < s.size(); ++k) {
       const ref::mp& x = exact[0].values[k];
       const double en = static_cast<double>(abs(ref::mp(naive[0].values[k]) - x));
-      const double ef = static_cast<double>(abs(ref::mp(fast[k]) - x));
+      const double ef = static_cast<double>(abs(ref::mp(fast.get(static_cast<int64_t>(k))) - x));
       if (s[k] == 0) {  // no rounding reaches it: every correct kernel is exact there
         EXPECT_EQ(en, 0) << h.c().id << " element " << k;
         EXPECT_EQ(ef, 0) << h.c().id << " element " << k;

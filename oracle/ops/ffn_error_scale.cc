@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <cstddef>
-#include <numbers>
 
+#include "oracle/ops/activations.h"
 #include "oracle/policy_table.h"
 #include "reference/activation_kind.h"
 #include "reference/activations.h"
@@ -34,22 +34,6 @@ Dot dot(const double* a, std::ptrdiff_t sa, const double* b, std::ptrdiff_t sb, 
     r.squares += r.value * r.value;
   }
   return r;
-}
-
-// The condition number of act's inner function at h (oracle/ops/activations.h's
-// activation_condition, in double: a magnitude is all that is needed here).
-double inner_condition(Activation act, double h) {
-  if (act == Activation::kGELU) {
-    const double a = -h / std::sqrt(2.0);
-    const double e = std::erfc(a);
-    if (e == 0) return 0;
-    return std::fabs(a) * 2 * std::exp(-a * a) / (std::sqrt(std::numbers::pi) * e);
-  }
-  if (act == Activation::kGELUTanh) {
-    const double s = 2 * ref::gelu_tanh_inner(h);
-    return std::fabs(s) * (1 - ref::sigmoid(s));
-  }
-  return 0;
 }
 
 // |act'(h)|; for ReLU 1 wherever h lies within 8·2^-24·e_h of the kink or above it (a kernel's
@@ -89,7 +73,7 @@ std::vector<double> ffn_error_scale(const FfnParams& p, const InputSet& in) {
           dot(xt, 1, w.data() + j, d_ff, d, p.bias ? &b1[static_cast<size_t>(j)] : nullptr);
       const double a = ref::activate(p.act, h.value);
       const double c = 2 * static_cast<double>(act_policy.ulps_wide) +
-                       act_policy.arg_error * inner_condition(p.act, h.value);
+                       act_policy.arg_error * activation_condition(p.act, ref::mp(h.value));
       const double l = slope(p.act, h.value, std::sqrt(h.squares));
       const double e2_a = l * l * h.squares + (c * a) * (c * a);
       const auto at = static_cast<size_t>(j);

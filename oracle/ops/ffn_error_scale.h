@@ -16,7 +16,8 @@
 // tiny composition whose outputs share one or two hidden values (d_ff or d down to 1), each a
 // cancelling dot product, it can be near 0 by chance (the no-false-alarm sweep of
 // oracle_false_alarm_positional_test found 2 of 1000 such cases on every fast target).
-// Computed in double from the inputs: only a magnitude is needed, not its last bits.
+// Computed in double from the inputs (only a magnitude is needed, not its last bits), with the
+// activations' condition numbers from oracle/ops/activations.h's activation_condition.
 #pragma once
 
 #include <vector>
