@@ -177,11 +177,15 @@ TEST(GpuBackend, RopeFromATable) {
 }
 
 TEST(GpuBackend, RopeRunsTwiceBitForBit) {
-  LMO_REQUIRE_GPU();
+  // The case is built before the device check, so that its parameters are checked everywhere
+  // (a missing one went unseen until the first run on a GPU).
   Harness h(
-      rope_case("rope", {{"tokens", 33}, {"heads", 4}, {"head_dim", 128}, {"max_position", 100000}},
+      rope_case("rope",
+                {{"tokens", 33}, {"heads", 4}, {"head_dim", 128}, {"max_position", 100000},
+                 {"layout", "half_split"}},
                 66),
       ref::Format::bf16);
+  LMO_REQUIRE_GPU();
   const RopeParams& p = dynamic_cast<const RopeOp&>(h.op()).params();
   const std::vector<double> inv = rope_frequencies<double>(p);
   const std::vector<int64_t> pos = h.inputs().ints("positions");
