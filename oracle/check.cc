@@ -245,6 +245,17 @@ CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor
   return judge_outputs(c, *op, s);
 }
 
+CheckReport check_outputs(const Case& c, const InputSet& in,
+                          const std::map<std::string, ref::Tensor>& outputs) {
+  const std::unique_ptr<Op> op = make_op(c);
+  Source s;
+  s.file = "kernel outputs";
+  s.outputs = &outputs;
+  s.inputs_in = [&](ref::Format f) { return convert_inputs(in, f); };
+  s.topk_inputs = [&] { return in; };
+  return judge_outputs(c, *op, s);
+}
+
 std::string to_text(const CheckReport& r) {
   std::string s = "case " + r.case_id + "\n";
   for (const CheckedOutput& o : r.outputs) {

@@ -52,6 +52,12 @@ InputSet reference_inputs(const Case& c, ref::Format f);
 // kernel ran in, on reference_inputs(c, f); top-k indices as i64 or i32). InputError for a
 // missing output, a wrong shape or dtype, or real outputs in more than one format.
 CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs);
+// The same on inputs the caller gives (a kernel run on its own tensors): each real output is
+// judged against the reference on `in` converted to that output's format, top-k indices on `in`
+// itself, as check_golden does with a golden file's inputs. `in` holds the op's inputs with their
+// shapes (user_inputs, user_ref.h, checks them).
+CheckReport check_outputs(const Case& c, const InputSet& in,
+                          const std::map<std::string, ref::Tensor>& outputs);
 
 std::string to_text(const CheckReport& r);
 nlohmann::json to_json(const CheckReport& r);
