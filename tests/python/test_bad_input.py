@@ -1,0 +1,77 @@
+"""Bad input raises ValueError or TypeError naming the tensor or parameter and what was
+expected; it never crashes the interpreter."""
+import numpy as np
+import pytest
+import torch
+
+import lmoracle
+
+X = np.zeros((2, 4), np.float32)
+G = np.ones(4, np.float32)
+P = dict(rows=2, d=4, eps=1e-6)
+
+
+def test_unknown_op_lists_the_ops():
+    with pytest.raises(ValueError, match=r"op: expected an op name \(.*rmsnorm.*\).*'rmsnrom'"):
+        lmoracle.reference("rmsnrom", {"x": X})
+
+
+def test_unknown_case_id():
+    with pytest.raises(ValueError, match="nope/none"):
+        lmoracle.case("nope/none")
+
+
+def test_wrong_shape_names_the_tensor_and_the_shape():
+    with pytest.raises(ValueError, match=r"inputs: x: expected the shape \[2, 4\].*got \[4, 2\]"):
+        lmoracle.reference("rmsnorm", {"x": X.T.copy(), "gamma": G}, **P)
+
+
+def test_missing_input_names_it():
+    with pytest.raises(ValueError, match=r"inputs: gamma: expected the input tensor \"gamma\""):
+        lmoracle.reference("rmsnorm", {"x": X}, **P)
+
+
+def test_wrong_dtype_names_the_tensor():
+    with pytest.raises(TypeError, match=r"inputs\['x'\]: expected a dtype of .*got complex64"):
+        lmoracle.reference("rmsnorm", {"x": X.astype(np.complex64), "gamma": G}, **P)
+    with pytest.raises(TypeError, match=r"outputs\['y'\]: expected a dtype"):
+        lmoracle.check("rmsnorm", {"x": X, "gamma": G}, {"y": torch.zeros(2, 4, dtype=torch.bool)}, **P)
+
+
+def test_integer_where_real_expected():
+    with pytest.raises(ValueError, match=r"inputs: x: expected floating point"):
+        lmoracle.reference("rmsnorm", {"x": X.astype(np.int32), "gamma": G}, **P)
+
+
+def test_not_an_array():
+    with pytest.raises(TypeError, match=r"inputs\['x'\]: expected an array .* got object"):
+        lmoracle.reference("rmsnorm", {"x": object(), "gamma": G}, **P)
+    with pytest.raises(TypeError, match="expected a mapping of input name to array"):
+        lmoracle.reference("rmsnorm", 3, **P)
+
+
+def test_bad_parameter_is_named():
+    with pytest.raises(ValueError, match=r"params\.eps"):
+        lmoracle.reference("rmsnorm", {"x": X, "gamma": G}, rows=2, d=4, eps=-1.0)
+    with pytest.raises(ValueError, match=r"params\.g.*divisor"):
+        lmoracle.case("attention", h=4, g=3, d=8, tokens=4, mask="causal")
+    with pytest.raises(TypeError, match="parameter eps: expected a number"):
+        lmoracle.case("rmsnorm", rows=2, d=4, eps=object())
+
+
+def test_bad_format_seed_and_recipe():
+    with pytest.raises(ValueError, match=r"format: expected a format name .*got \"f12\""):
+        lmoracle.reference("rmsnorm", {"x": X, "gamma": G}, format="f12", **P)
+    with pytest.raises(ValueError, match=r"seed: expected an integer ≥ 0"):
+        lmoracle.case("rmsnorm", seed=-1, **P)
+    with pytest.raises(ValueError, match=r"recipe: expected one of strict, got 'fast-math'"):
+        lmoracle.check("rmsnorm", {"x": X, "gamma": G}, {"y": X}, recipe="fast-math", **P)
+
+
+def test_wrong_output_shape_and_mixed_formats():
+    with pytest.raises(ValueError, match=r"y: expected the shape \[2, 4\]"):
+        lmoracle.check("rmsnorm", {"x": X, "gamma": G}, {"y": np.zeros(8, np.float32)}, **P)
+    with pytest.raises(ValueError, match=r"outputs: expected 1 arrays in the order \(y\)"):
+        lmoracle.check("rmsnorm", {"x": X, "gamma": G}, [X, X], **P)
+    with pytest.raises(ValueError, match=r"y: expected the kernel's output tensor, but it is missing"):
+        lmoracle.check("rmsnorm", {"x": X, "gamma": G}, {"z": X}, **P)
