@@ -51,6 +51,10 @@ def test_every_op_draws_valid_cases_whose_reference_runs(op):
     assert [o["name"] for o in io["outputs"]] == list(out)
     for o in io["outputs"]:
         assert tuple(out[o["name"]].shape) == tuple(o["shape"])
+    # Every op's outputs (top-k indices included) cross back into the judge intact: the
+    # correctly rounded values themselves pass with no failing element.
+    v = lmoracle.check(c, x, out)
+    assert v.passed and all(o.failed == 0 for o in v.outputs.values()), v.report
 
 
 @QUIET
