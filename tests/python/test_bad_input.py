@@ -75,3 +75,30 @@ def test_wrong_output_shape_and_mixed_formats():
         lmoracle.check("rmsnorm", {"x": X, "gamma": G}, [X, X], **P)
     with pytest.raises(ValueError, match=r"y: expected the kernel's output tensor, but it is missing"):
         lmoracle.check("rmsnorm", {"x": X, "gamma": G}, {"z": X}, **P)
+
+
+def _garbage():
+    from hypothesis import strategies as st
+    scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 40),
+                       st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6))
+    return st.one_of(scalar, st.lists(scalar, max_size=3))
+
+
+def test_garbage_parameters_raise_value_or_type_errors_only():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    ops = sorted({c.op for c in lmoracle.cases()})
+    keys = sorted({k for c in lmoracle.cases() for k in c.params} | {"bogus"})
+
+    @settings(max_examples=300, suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(ops), st.dictionaries(st.sampled_from(keys), _garbage(), max_size=6),
+           st.sampled_from(["f32", "bf16", "e4m3", "tf32", "f8", ""]))
+    def run(op, params, fmt):
+        try:
+            x = lmoracle.case(op, format=fmt or None, **params)
+            lmoracle.reference(op, x, format=fmt or None, **params)
+        except (ValueError, TypeError):
+            pass  # refused with a message: what bad input must get
+
+    run()
