@@ -72,3 +72,8 @@ def test_drawn_specials_are_in_the_generated_inputs(case):
                 assert v == (np.inf if kind == "pos_inf" else -np.inf)
             elif kind in ("pos_zero", "neg_zero"):
                 assert v == 0 and np.signbit(v) == (kind == "neg_zero")
+
+
+def test_every_registered_op_has_a_strategy():
+    # Strategies draw around built-in cases: an op without one would be unreachable here.
+    assert los.ops() == sorted(lmoracle.ops())
