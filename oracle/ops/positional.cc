@@ -1,7 +1,10 @@
 #include "oracle/ops/positional.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 
+#include "oracle/ops/dot_rounding.h"
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "reference/parallel.h"
@@ -104,7 +107,39 @@ ref::Mat<T> used_rows(const ref::Tensor& table, int64_t d, std::vector<int64_t>&
   return m;
 }
 
+// The error scale of e_ij = (q_i·k_j + q_i·a_r)/√d_k, r = clip(j − i) + K (policy.h, rule (2)), in
+// units of the compute format's unit roundoff: a correct kernel may form q·(k + a) (the
+// reference's order) or the two dot products apart and add them (fast/'s, two GEMMs), and when k_j
+// and a_r nearly cancel the second's product and prefix-sum roundings are far larger than the
+// first's, while the naive run, which takes the first order, samples only the small ones. S
+// takes both dot products' roundings (dot_rounding.h), the sum's, the quotient's and √d_k's.
+std::vector<double> shaw_error_scale(const PositionalParams& p, const InputSet& in) {
+  const std::vector<double> q = in.values<double>("q"), k = in.values<double>("k"),
+                            rel = in.values<double>("rel_k");
+  const auto d = static_cast<std::ptrdiff_t>(p.d);
+  const double root = std::sqrt(static_cast<double>(p.d));
+  std::vector<double> s(static_cast<size_t>(p.n_q * p.n_k));
+  for (int64_t i = 0; i < p.n_q; ++i) {
+    const double* qi = q.data() + i * d;
+    for (int64_t j = 0; j < p.n_k; ++j) {
+      const int64_t r = ref::shaw_relative_index(i, j, p.max_relative);
+      const DotRounding qk = dot_rounding(qi, 1, k.data() + j * d, 1, d, nullptr);
+      const DotRounding qa = dot_rounding(qi, 1, rel.data() + r * d, 1, d, nullptr);
+      const double t = qk.value + qa.value, y = t / root;
+      const double e2 = (qk.squares + qa.squares + t * t) / (root * root) + 2 * y * y;
+      s[static_cast<size_t>(i * p.n_k + j)] = std::sqrt(e2);
+    }
+  }
+  return s;
+}
+
 }  // namespace
+
+Outputs<ref::mp> PositionalOp::exact(const InputSet& in) const {
+  Outputs<ref::mp> out = compute<ref::mp>(in);
+  if (p_.kind == PositionalKind::kShaw) out[0].error_scale = shaw_error_scale(p_, in);
+  return out;
+}
 
 template <class T>
 Outputs<T> PositionalOp::compute(const InputSet& in) const {

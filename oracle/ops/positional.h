@@ -52,6 +52,8 @@ class PositionalOp : public GenericOp<PositionalOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override;
+  // compute<mp>, plus the Shaw logits' error scale (naive-relative policy, rule (2)).
+  Outputs<ref::mp> exact(const InputSet& in) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
 
