@@ -1,5 +1,7 @@
 #include "oracle/user_ref.h"
 
+#include <cstdio>
+
 #include "oracle/case.h"
 #include "oracle/golden_content.h"
 #include "oracle/utf8.h"
@@ -82,6 +84,19 @@ SafetensorsContent user_reference(const std::string& op_name,
       throw InputError(fname, it->first,
                        want_float ? "expected floating point (F64, F32, F16, BF16, F8_E4M3, F8_E5M2)"
                                   : "expected integers (I64, I32 or U8)");
+    }
+    if (d.bounded) {
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const double v = t.get(i);
+        if (!(v >= d.a && v < d.b)) {
+          char range[96];
+          std::snprintf(range, sizeof range, "[%.0f, %.0f)", d.a, d.b);
+          throw InputError(fname, it->first,
+                           "element " + std::to_string(i) + " is " + std::to_string(int64_t(v)) +
+                               ", expected integers in " + range + " as the parameters of op " +
+                               op_name + " imply");
+        }
+      }
     }
     // Without --format the outputs take the first real input's format.
     if (!d.dtype && fmt.empty()) fmt = std::string(ref::dtype_name(t.dtype()));

@@ -198,4 +198,39 @@ TEST_F(GoldenCli, RefRefusesParametersThatAreNotUtf8) {
 }
 
 }  // namespace
+// RoPE on a user's positions (`ref`): no max_position needed, and the exact rotation at those
+// positions, 10^6 included; a given max_position bounds them (exit 2 naming the tensor, the
+// element and the range) instead of being silently exceeded.
+TEST_F(GoldenCli, RefRopeTakesTheGivenPositionsAndRefusesOnesBeyondMaxPosition) {
+  SafetensorsContent in;
+  ref::Tensor x(ref::DType::f32, {2, 2});  // 2 tokens, 1 head of 2 dimensions: x = (1, 0)
+  for (int64_t t = 0; t < 2; ++t) x.set(2 * t, 1.0);
+  ref::Tensor pos(ref::DType::i64, {2});
+  pos.set(0, 3);
+  pos.set(1, 1000000);
+  in.tensors.emplace("x", x);
+  in.tensors.emplace("positions", pos);
+  write_safetensors(path("rope_in.safetensors"), in);
+  const std::string op =
+      "ref --op rope --param tokens=2 --param heads=1 --param head_dim=2 --param "
+      "layout=half_split --in " +
+      path("rope_in.safetensors") + " --out " + path("rope.safetensors");
+  CliResult r = run(op);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // One pair rotated by p·θ_0, θ_0 = 1: (1, 0) becomes (cos p, sin p). mpmath, 200 bits:
+  // cos 3, sin 3, cos 10^6, sin 10^6 rounded to double.
+  const ref::Tensor& y = read_safetensors(path("rope.safetensors")).tensors.at("out.y.f64");
+  EXPECT_EQ(y.get(0), -0.9899924966004454);
+  EXPECT_EQ(y.get(1), 0.1411200080598672);
+  EXPECT_EQ(y.get(2), 0.9367521275331447);
+  EXPECT_EQ(y.get(3), -0.34999350217129294);
+  r = run(op + " --param max_position=10");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "rope_in.safetensors: positions: element 1 is 1000000, expected "
+                       "integers in [0, 10)"))
+      << r.out;
+  EXPECT_FALSE(fs::exists(path("rope.safetensors.tmp")));
+}
+
 }  // namespace lmo::oracle

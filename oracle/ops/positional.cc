@@ -12,9 +12,11 @@
 
 namespace lmo::oracle {
 
-PositionRange read_position_range(ParamReader& r, const char* max_key) {
+PositionRange read_position_range(ParamReader& r, const char* max_key,
+                                  std::optional<int64_t> default_max) {
   PositionRange p;
-  p.max = r.integer(max_key, 1, kMaxPosition);
+  p.max = default_max ? r.integer(max_key, 1, kMaxPosition, *default_max)
+                      : r.integer(max_key, 1, kMaxPosition);
   p.min = r.integer("min_position", 0, kMaxPosition, 0);
   if (p.min >= p.max) {
     r.fail("min_position",
@@ -23,13 +25,18 @@ PositionRange read_position_range(ParamReader& r, const char* max_key) {
   return p;
 }
 
+InputDecl token_ids_input(int64_t tokens, int64_t vocab) {
+  InputDecl d("token_ids", {tokens}, Dist::kUniformInt, 0, static_cast<double>(vocab),
+              ref::DType::i64);
+  d.bounded = true;
+  return d;
+}
+
 InputDecl positions_input(int64_t tokens, PositionRange range) {
-  return {"positions",
-          {tokens},
-          Dist::kUniformInt,
-          static_cast<double>(range.min),
-          static_cast<double>(range.max),
-          ref::DType::i64};
+  InputDecl d("positions", {tokens}, Dist::kUniformInt, static_cast<double>(range.min),
+              static_cast<double>(range.max), ref::DType::i64);
+  d.bounded = true;
+  return d;
 }
 
 std::vector<InputDecl> PositionalOp::inputs() const {
@@ -42,13 +49,7 @@ std::vector<InputDecl> PositionalOp::inputs() const {
       // wider than position rows, so the sum rounds in every format.
       return {{"token_table", {p_.vocab, p_.d}, Dist::kUniform, -0.5, 0.5},
               {"position_table", {p_.positions.max, p_.d}, Dist::kUniform, -0.1, 0.1},
-              {"token_ids",
-               {p_.tokens},
-               Dist::kUniformInt,
-               0,
-               static_cast<double>(p_.vocab),
-               ref::DType::i64},
-              positions_input(p_.tokens, p_.positions)};
+              token_ids_input(p_.tokens, p_.vocab), positions_input(p_.tokens, p_.positions)};
     case PositionalKind::kShaw:
       return {{"q", {p_.n_q, p_.d}, Dist::kNormal, 0, 1},
               {"k", {p_.n_k, p_.d}, Dist::kNormal, 0, 1},
