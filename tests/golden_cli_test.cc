@@ -233,4 +233,32 @@ TEST_F(GoldenCli, RefRopeTakesTheGivenPositionsAndRefusesOnesBeyondMaxPosition) 
   EXPECT_FALSE(fs::exists(path("rope.safetensors.tmp")));
 }
 
+// Attention with an explicit softmax scale (Gemma 2's query_pre_attn_scalar) and g left out
+// (plain multi-head: g = h), on a user's tensors; the exact values from mpmath (200 bits):
+// o_0 = (e^{1/2}·v_0 + v_1)/(e^{1/2} + 1), o_1 = (v_0 + e^{1/2}·v_1)/(1 + e^{1/2}).
+TEST_F(GoldenCli, RefAttentionTakesAScaleAndDefaultsGToH) {
+  SafetensorsContent in;
+  ref::Tensor q(ref::DType::f32, {2, 2}), k(ref::DType::f32, {2, 2}), v(ref::DType::f32, {2, 2});
+  const double vs[] = {1, 2, 3, 4};
+  for (int64_t i = 0; i < 4; ++i) v.set(i, vs[i]);
+  for (int64_t t = 0; t < 2; ++t) {
+    q.set(3 * t, 1.0);  // q = k = the identity: q_i·k_j = [i = j]
+    k.set(3 * t, 1.0);
+  }
+  in.tensors.emplace("q", q);
+  in.tensors.emplace("k", k);
+  in.tensors.emplace("v", v);
+  write_safetensors(path("attn_in.safetensors"), in);
+  const CliResult r =
+      run("ref --op attention --param h=1 --param d=2 --param tokens=2 --param mask=none --param "
+          "scale=0.5 --in " +
+          path("attn_in.safetensors") + " --out " + path("attn.safetensors"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const ref::Tensor& o = read_safetensors(path("attn.safetensors")).tensors.at("out.o.f64");
+  EXPECT_EQ(o.get(0), 1.7550813375962908);
+  EXPECT_EQ(o.get(1), 2.755081337596291);
+  EXPECT_EQ(o.get(2), 2.244918662403709);
+  EXPECT_EQ(o.get(3), 3.244918662403709);
+}
+
 }  // namespace lmo::oracle
