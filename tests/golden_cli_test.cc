@@ -219,7 +219,8 @@ TEST_F(GoldenCli, RefRopeTakesTheGivenPositionsAndRefusesOnesBeyondMaxPosition) 
   ASSERT_EQ(r.code, 0) << r.out;
   // One pair rotated by p·θ_0, θ_0 = 1: (1, 0) becomes (cos p, sin p). mpmath, 200 bits:
   // cos 3, sin 3, cos 10^6, sin 10^6 rounded to double.
-  const ref::Tensor& y = read_safetensors(path("rope.safetensors")).tensors.at("out.y.f64");
+  const SafetensorsContent g = read_safetensors(path("rope.safetensors"));
+  const ref::Tensor& y = g.tensors.at("out.y.f64");
   EXPECT_EQ(y.get(0), -0.9899924966004454);
   EXPECT_EQ(y.get(1), 0.1411200080598672);
   EXPECT_EQ(y.get(2), 0.9367521275331447);
@@ -254,7 +255,8 @@ TEST_F(GoldenCli, RefAttentionTakesAScaleAndDefaultsGToH) {
           "scale=0.5 --in " +
           path("attn_in.safetensors") + " --out " + path("attn.safetensors"));
   ASSERT_EQ(r.code, 0) << r.out;
-  const ref::Tensor& o = read_safetensors(path("attn.safetensors")).tensors.at("out.o.f64");
+  const SafetensorsContent g = read_safetensors(path("attn.safetensors"));
+  const ref::Tensor& o = g.tensors.at("out.o.f64");
   EXPECT_EQ(o.get(0), 1.7550813375962908);
   EXPECT_EQ(o.get(1), 2.755081337596291);
   EXPECT_EQ(o.get(2), 2.244918662403709);
