@@ -40,7 +40,7 @@ install(DIRECTORY reference fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 if(LMO_HAVE_CUDA)
   # gpu/api.h and the family headers it includes; not gpu/api_checks.h, which is api.cc's own.
-  install(FILES gpu/api.h gpu/api_attention.h gpu/api_moe.h gpu/api_positional.h
+  install(FILES gpu/api.h gpu/api_attention.h gpu/api_ffn.h gpu/api_moe.h gpu/api_positional.h
           DESTINATION ${LMO_INSTALL_INCLUDEDIR}/gpu)
 endif()
 install(DIRECTORY cases/ DESTINATION ${LMO_INSTALL_CASESDIR} FILES_MATCHING PATTERN "*.json")

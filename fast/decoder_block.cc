@@ -16,7 +16,7 @@
 #include "fast/ffn.h"
 #include "fast/norms.h"
 #include "fast/threads.h"
-#include "fast/validate.h"
+#include "fast/validate_ffn.h"
 
 namespace lmo::fast {
 
@@ -133,76 +133,13 @@ class Block {
   detail::F32Operand attn_norm_, ffn_norm_, attn_post_norm_, ffn_post_norm_;
 };
 
-// The γ pointers the layout reads, with their parameter names.
-std::vector<std::pair<const char*, const void*>> layout_norms(const DecoderBlockWeights& w,
-                                                              BlockLayout l) {
-  switch (l) {
-    case BlockLayout::post_ln:
-    case BlockLayout::pre_ln:
-      return {{"attn_norm", w.attn_norm}, {"ffn_norm", w.ffn_norm}};
-    case BlockLayout::double_norm:
-      return {{"attn_norm", w.attn_norm},
-              {"attn_post_norm", w.attn_post_norm},
-              {"ffn_norm", w.ffn_norm},
-              {"ffn_post_norm", w.ffn_post_norm}};
-    case BlockLayout::olmo2:
-      return {{"attn_post_norm", w.attn_post_norm}, {"ffn_post_norm", w.ffn_post_norm}};
-    case BlockLayout::parallel:
-      return {{"attn_norm", w.attn_norm}};
-  }
-  return {};
-}
-
-void check_args(const char* fn, Storage s, const void* x, const DecoderBlockWeights& w,
-                const void* y, const DecoderBlockArgs& a) {
-  if (a.layout > BlockLayout::parallel) {
-    throw std::invalid_argument(std::string(fn) + ": layout is " +
-                                std::to_string(static_cast<int>(a.layout)) +
-                                ", expected post_ln, pre_ln, double_norm, olmo2 or parallel");
-  }
-  if (a.ffn != BlockFfn::swiglu && a.ffn != BlockFfn::gelu) {
-    throw std::invalid_argument(std::string(fn) + ": ffn is " +
-                                std::to_string(static_cast<int>(a.ffn)) +
-                                ", expected swiglu or gelu");
-  }
-  detail::check_storage(fn, s);
-  detail::check_count(fn, "tokens", a.tokens, 0);
-  detail::check_count(fn, "d", a.d, 1);
-  detail::check_count(fn, "heads", a.heads, 1);
-  detail::check_count(fn, "kv_heads", a.kv_heads, 1);
-  detail::check_count(fn, "d_ff", a.d_ff, 1);
-  if (a.d % a.heads != 0) {
-    throw std::invalid_argument(std::string(fn) + ": heads is " + std::to_string(a.heads) +
-                                ", expected a divisor of d = " + std::to_string(a.d));
-  }
-  if (a.heads % a.kv_heads != 0) {
-    throw std::invalid_argument(std::string(fn) + ": kv_heads is " + std::to_string(a.kv_heads) +
-                                ", expected a divisor of heads = " + std::to_string(a.heads));
-  }
-  detail::check_blas_dim(fn, "tokens", a.tokens);
-  detail::check_blas_dim(fn, "d", a.d);
-  detail::check_blas_dim(fn, "d_ff", a.d_ff);
-  detail::check_eps(fn, a.eps);
-  const bool any = a.tokens > 0;
-  detail::check_ptr(fn, "x", x, any);
-  detail::check_ptr(fn, "y", y, any);
-  for (const auto& [name, p] : {std::pair<const char*, const void*>{"w_q", w.w_q},
-                                {"w_k", w.w_k},
-                                {"w_v", w.w_v},
-                                {"w_o", w.w_o},
-                                {"w1", w.w1},
-                                {"w2", w.w2}}) {
-    detail::check_ptr(fn, name, p, any);
-  }
-  detail::check_ptr(fn, "v", w.v, any && a.ffn == BlockFfn::swiglu);
-  for (const auto& [name, p] : layout_norms(w, a.layout)) detail::check_ptr(fn, name, p, any);
-}
-
 }  // namespace
 
 void decoder_block(Storage s, const void* x, const DecoderBlockWeights& w, void* y,
                    const DecoderBlockArgs& a) {
-  check_args("decoder_block", s, x, w, y, a);
+  const char* fn = "decoder_block";
+  detail::check_decoder_block_args(
+      fn, [&] { detail::check_storage(fn, s); }, x, w, y, a);
   if (a.tokens == 0) return;
   blas_single_threaded();
   const Block block(s, w, a);

@@ -148,7 +148,7 @@ void FfnImpl(Activation act, Storage s, const void* x, const void* up_w, const v
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate.h"
+#include "fast/validate_ffn.h"
 
 namespace lmo::fast {
 HWY_EXPORT(FfnImpl);
@@ -161,16 +161,7 @@ void check_ffn_args(const char* fn, Activation act, Storage s, const void* x, co
                     int64_t d_ff) {
   detail::check_activation(fn, act);
   detail::check_storage(fn, s);
-  detail::check_count(fn, "tokens", tokens, 0);
-  detail::check_count(fn, "d", d, 1);
-  detail::check_count(fn, "d_ff", d_ff, 1);
-  detail::check_blas_dim(fn, "tokens", tokens);
-  detail::check_blas_dim(fn, "d", d);
-  detail::check_blas_dim(fn, "d_ff", d_ff);
-  detail::check_ptr(fn, "x", x, tokens > 0);
-  detail::check_ptr(fn, up, up_w, tokens > 0);
-  detail::check_ptr(fn, "w2", w2, tokens > 0);
-  detail::check_ptr(fn, "y", y, tokens > 0);
+  detail::check_ffn_shape(fn, x, up, up_w, w2, y, tokens, d, d_ff);
 }
 
 }  // namespace

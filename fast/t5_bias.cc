@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fast/threads.h"
-#include "fast/validate.h"
+#include "fast/validate_positional.h"
 
 namespace lmo::fast {
 namespace {
@@ -110,21 +110,7 @@ void t5_bias(Storage s, const void* table, void* bias, const T5BiasShape& shape)
   const char* fn = "t5_bias";
   detail::check_storage(fn, s);
   const int64_t heads = shape.heads, n_q = shape.query_len, n_k = shape.key_len;
-  detail::check_count(fn, "heads", heads, 1);
-  detail::check_count(fn, "query_len", n_q, 0);
-  detail::check_count(fn, "key_len", n_k, 0);
-  detail::check_count(fn, "query_offset", shape.query_offset, 0);
-  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"heads", heads},
-                                {"query_len", n_q},
-                                {"key_len", n_k},
-                                {"query_offset", shape.query_offset}}) {
-    if (v > kMax53)
-      fail(std::string(fn) + ": " + name + " is " + std::to_string(v) + ", expected <= 2^53");
-  }
-  if (static_cast<double>(heads) * static_cast<double>(n_q) * static_cast<double>(n_k) >
-      static_cast<double>(int64_t{1} << 62)) {
-    fail(std::string(fn) + ": heads × query_len × key_len is beyond 2^62 elements");
-  }
+  detail::check_t5_bias_shape(fn, shape);
   const T5Buckets bucket_of(shape.num_buckets, shape.max_distance, shape.bidirectional);
   const bool any = n_q > 0 && n_k > 0;
   detail::check_ptr(fn, "table", table, any);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fast/storage.h"
+#include "fast/t5_bias_shape.h"  // IWYU pragma: export
 
 namespace lmo::fast {
 
@@ -47,16 +48,6 @@ class T5Buckets {
   int64_t buckets_ = 0, max_exact_ = 0, max_distance_ = 0;
   bool bidirectional_ = false;
   std::vector<int64_t> thresholds_;
-};
-
-struct T5BiasShape {
-  int64_t num_buckets = 32;
-  int64_t heads = 0;
-  int64_t query_len = 0;
-  int64_t key_len = 0;
-  bool bidirectional = false;
-  int64_t max_distance = 128;
-  int64_t query_offset = 0;
 };
 
 // Throws std::invalid_argument for heads < 1, query_len or key_len < 0, query_offset < 0, any of

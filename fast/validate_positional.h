@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "fast/t5_bias.h"
 #include "fast/validate.h"
 
 namespace lmo::fast::detail {
@@ -68,6 +69,31 @@ inline void check_shaw_logits(const char* fn, const void* q, const void* k, cons
   check_ptr(fn, "k", k, any);
   check_ptr(fn, "rel_k", rel_k, any);
   check_ptr(fn, "e", e, any);
+}
+
+// T5 bias's shape: heads ≥ 1, query_len, key_len and query_offset ≥ 0, each ≤ 2^53, and at most
+// 2^62 output elements. (The bucket parameters are T5Buckets' to check, the pointers after it.)
+inline void check_t5_bias_shape(const char* fn, const T5BiasShape& shape) {
+  check_count(fn, "heads", shape.heads, 1);
+  check_count(fn, "query_len", shape.query_len, 0);
+  check_count(fn, "key_len", shape.key_len, 0);
+  check_count(fn, "query_offset", shape.query_offset, 0);
+  constexpr int64_t kMax53 = int64_t{1} << 53;
+  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"heads", shape.heads},
+                                {"query_len", shape.query_len},
+                                {"key_len", shape.key_len},
+                                {"query_offset", shape.query_offset}}) {
+    if (v > kMax53) {
+      throw std::invalid_argument(std::string(fn) + ": " + name + " is " + std::to_string(v) +
+                                  ", expected <= 2^53");
+    }
+  }
+  if (static_cast<double>(shape.heads) * static_cast<double>(shape.query_len) *
+          static_cast<double>(shape.key_len) >
+      static_cast<double>(int64_t{1} << 62)) {
+    throw std::invalid_argument(std::string(fn) +
+                                ": heads × query_len × key_len is beyond 2^62 elements");
+  }
 }
 
 }  // namespace lmo::fast::detail

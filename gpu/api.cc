@@ -22,6 +22,7 @@ namespace {
 
 using detail::bytes_of;
 using detail::Call;
+using detail::check_activation;
 using detail::check_storage;
 using fast::detail::check_cap;
 using fast::detail::check_count;
@@ -29,15 +30,6 @@ using fast::detail::check_eps;
 using fast::detail::check_lambda;
 using fast::detail::check_ptr;
 using fast::detail::check_targets;
-
-void check_activation(const char* fn, Activation a) {
-  if (a != Activation::relu && a != Activation::gelu && a != Activation::gelu_tanh &&
-      a != Activation::silu) {
-    throw std::invalid_argument(std::string(fn) + ": activation is " +
-                                std::to_string(static_cast<int>(a)) +
-                                ", expected relu, gelu, gelu_tanh or silu");
-  }
-}
 
 // heads ≥ 1, head_dim ≥ 1, rotary_dims even in [2, head_dim], a known layout.
 void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,

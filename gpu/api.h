@@ -82,6 +82,7 @@ void rope_table(Storage s, const void* x, Storage table_storage, const void* cos
 
 // Attention, its decode step and absorbed MLA decode (F15, F16, F19).
 #include "gpu/api_attention.h"  // IWYU pragma: export
-// The sinusoidal position encoding (F07) and the MoE family (F20–F22).
+// The feed-forward family (F03–F05, F18), the position family (F07–F09) and MoE (F20–F22).
+#include "gpu/api_ffn.h"         // IWYU pragma: export
 #include "gpu/api_moe.h"         // IWYU pragma: export
 #include "gpu/api_positional.h"  // IWYU pragma: export

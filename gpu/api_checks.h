@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <stdexcept>
+#include <string>
 
 #include "fast/validate.h"
 #include "gpu/host_call.h"
@@ -29,6 +31,16 @@ inline void check_rows(const char* fn, Storage s, int64_t rows, const char* widt
   check_storage(fn, s);
   fast::detail::check_count(fn, "rows", rows, 0);
   fast::detail::check_count(fn, width_name, width, 1);
+}
+
+// One of gpu::Activation's activations.
+inline void check_activation(const char* fn, Activation a) {
+  if (a != Activation::relu && a != Activation::gelu && a != Activation::gelu_tanh &&
+      a != Activation::silu) {
+    throw std::invalid_argument(std::string(fn) + ": activation is " +
+                                std::to_string(static_cast<int>(a)) +
+                                ", expected relu, gelu, gelu_tanh or silu");
+  }
 }
 
 // An elementwise kernel: a known storage, n ≥ 0 elements.

@@ -22,6 +22,15 @@ __device__ __forceinline__ double widen(float v) { return v; }
 __device__ __forceinline__ double widen(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ double widen(__half v) { return __half2float(v); }
 
+// widen() as a functor, for the templates of the __host__ __device__ math headers
+// (gpu/ffn_math.h, gpu/relative_position.h), which take the widening as an argument.
+struct WidenFn {
+  template <class T>
+  __device__ double operator()(T v) const {
+    return widen(v);
+  }
+};
+
 // v rounded to f32 (the compute format's result), then to the storage type T.
 template <class T>
 __device__ __forceinline__ T narrow(double v);

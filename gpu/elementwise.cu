@@ -5,22 +5,6 @@
 namespace lmo::gpu {
 namespace {
 
-// Calls fn(F{}) with F the functor of activation act.
-template <class Fn>
-cudaError_t with_activation(Activation act, Fn fn) {
-  switch (act) {
-    case Activation::relu:
-      return fn(ReluFn{});
-    case Activation::gelu:
-      return fn(GeluFn{});
-    case Activation::gelu_tanh:
-      return fn(GeluTanhFn{});
-    case Activation::silu:
-      return fn(SiluFn{});
-  }
-  return cudaErrorInvalidValue;
-}
-
 template <class F>
 cudaError_t launch_map(Storage s, const void* x, void* y, int64_t n, F f, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;

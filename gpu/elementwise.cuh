@@ -13,48 +13,32 @@
 // reference's order: GELU(−inf) = −inf·erfc(inf) = NaN as the reference computes it.
 #pragma once
 
+#include "gpu/activation_math.h"
 #include "gpu/common.cuh"
 
 namespace lmo::gpu {
-
-// ReLU: x for x > 0, NaN stays NaN, everything else (−0 included) +0.
-struct ReluFn {
-  __device__ double operator()(double x) const { return x > 0.0 || isnan(x) ? x : 0.0; }
-};
-
-// The reference's stable sigmoid: 1/(1 + e^{−x}) for x ≥ 0 (and NaN), e^{x}/(1 + e^{x}) below.
-__device__ __forceinline__ double sigmoid(double x) {
-  if (!(x < 0.0)) return 1.0 / (1.0 + exp(-x));
-  const double e = exp(x);
-  return e / (1.0 + e);
-}
-
-// GELU(x) = x/2·erfc(−x/√2).
-struct GeluFn {
-  __device__ double operator()(double x) const {
-    constexpr double kSqrt2 = 1.4142135623730951;  // √2 rounded to double
-    return (x / 2.0) * erfc(-(x / kSqrt2));
-  }
-};
-
-// GELU-tanh(x) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³).
-struct GeluTanhFn {
-  __device__ double operator()(double x) const {
-    constexpr double kSqrt2OverPi = 0.7978845608028654;
-    const double u = kSqrt2OverPi * (x + 0.044715 * ((x * x) * x));
-    return x * sigmoid(2.0 * u);
-  }
-};
-
-struct SiluFn {
-  __device__ double operator()(double x) const { return x * sigmoid(x); }
-};
 
 // Soft-cap: cap·tanh(z/cap). In double z/cap stays normal for every f32 z and cap (≥ 2^-277).
 struct SoftcapFn {
   double cap;
   __device__ double operator()(double z) const { return cap * tanh(z / cap); }
 };
+
+// Calls fn(F{}) with F the functor of activation act (gpu/activation_math.h).
+template <class Fn>
+cudaError_t with_activation(Activation act, Fn fn) {
+  switch (act) {
+    case Activation::relu:
+      return fn(ReluFn{});
+    case Activation::gelu:
+      return fn(GeluFn{});
+    case Activation::gelu_tanh:
+      return fn(GeluTanhFn{});
+    case Activation::silu:
+      return fn(SiluFn{});
+  }
+  return cudaErrorInvalidValue;
+}
 
 // y[i] = f(x[i]).
 template <class T, class F>

@@ -5,7 +5,8 @@
 // K names the library: using Storage (f32, bf16, f16), and pointers to attention,
 // attention_decode and mla_decode with fast/attention.h's and fast/mla_decode.h's signatures.
 //
-// The scale is left at 0: both libraries then use 1/√d (1/√(d_h + d_h^R) for MLA) rounded once
+// The scale is the case's, rounded once to f32 as the reference rounds it for f32 compute, or 0
+// when the case gives none: both libraries then use 1/√d (1/√(d_h + d_h^R) for MLA) rounded once
 // from double to f32, the reference's constant. MLA with YaRN's temperature is the exception: the
 // adapter multiplies that constant by m² in double (as DeepSeek's code does with its
 // softmax_scale) and passes the product, rounded once to f32.
@@ -48,7 +49,7 @@ void run_attention(const Op& op, typename K::Storage s, const InputSet& in,
   const void* v = input_ptr(in, "v");
   if (p.decode) {
     K::attention_decode(s, q, k, v, out[0].data(), p.heads, p.kv_heads, p.head_dim, p.tokens,
-                        p.window, cap, 0.0f);
+                        p.window, cap, static_cast<float>(p.scale));
     return;
   }
   // The reference's document ids (one per position, from doc_starts; none for other masks).
@@ -62,6 +63,7 @@ void run_attention(const Op& op, typename K::Storage s, const InputSet& in,
   a.window = p.window;
   a.doc_ids = cfg.document_ids.empty() ? nullptr : cfg.document_ids.data();
   a.softcap = cap;
+  a.scale = static_cast<float>(p.scale);
   K::attention(s, q, k, v, out[0].data(), a);
 }
 

@@ -2,7 +2,9 @@
 // CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backend_adapters.h;
 // RoPE's adapter is here, attention's and MLA's in oracle/backend_gpu_attention.cc, the sinusoidal
-// encoding's and MoE's in backend_gpu_moe.cc. Other ops are reported unsupported with the reason.
+// encoding's and MoE's in backend_gpu_moe.cc, the FFNs' and the decoder block's in
+// backend_gpu_ffn.cc, the learned and relative positions' in backend_gpu_positional.cc. Other ops
+// are reported unsupported with the reason.
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,7 +17,9 @@
 #include "oracle/backend.h"
 #include "oracle/backend_adapters.h"
 #include "oracle/backend_gpu_attention.h"
+#include "oracle/backend_gpu_ffn.h"
 #include "oracle/backend_gpu_moe.h"
+#include "oracle/backend_gpu_positional.h"
 #include "oracle/backend_registry.h"
 #include "oracle/ops/rope.h"
 
@@ -72,7 +76,13 @@ const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
     all.emplace("attention", run_gpu_attention);
     all.emplace("attention_decode", run_gpu_attention);
     all.emplace("mla_decode", run_gpu_mla_decode);
+    all.emplace("ffn", run_gpu_ffn);
+    all.emplace("glu_ffn", run_gpu_ffn);
+    all.emplace("decoder_block", run_gpu_decoder_block);
     all.emplace("sinusoidal_pe", run_gpu_sinusoidal_pe);
+    all.emplace("learned_position", run_gpu_learned_position);
+    all.emplace("shaw_logits", run_gpu_shaw_logits);
+    all.emplace("t5_bias", run_gpu_t5_bias);
     all.emplace("moe_router", run_gpu_moe_router);
     all.emplace("load_balance_loss", run_gpu_load_balance_loss);
     all.emplace("aux_free_update", run_gpu_aux_free_update);
@@ -92,6 +102,7 @@ class GpuBackend : public Backend {
   std::string unsupported(const Case& c, const Op& op, ref::Format storage) const override {
     if (!gpu_adapters().count(c.op)) return "no GPU kernel for " + c.op + " yet";
     if (std::string why = gpu_attention_unsupported(c.op, op); !why.empty()) return why;
+    if (std::string why = gpu_decoder_block_unsupported(c.op, op); !why.empty()) return why;
     if (!op_adapters::storage_of<gpu::Storage>(storage)) {
       return "the GPU kernels store f32, bf16 and f16 only";
     }

@@ -9,6 +9,7 @@
 #include "oracle/case.h"
 #include "oracle/guarded_buffer.h"
 #include "oracle/inputs.h"
+#include "oracle/kernel_call.h"
 #include "oracle/metrics.h"
 #include "oracle/policy_table.h"
 
@@ -114,43 +115,15 @@ const std::vector<KernelValue>& KernelOutputs::at(std::string_view name) const {
 KernelOutputs KernelRunner::run(
     const std::string& op_name, const nlohmann::json& params,
     const std::vector<std::pair<std::string, std::vector<double>>>& inputs) {
-  Case c;
-  c.file = "claims";
-  c.path = op_name;
-  c.id = "claims/" + op_name;
-  c.op = op_name;
-  c.formats = {kF32};
-  c.params = params;
-  c.inputs = nlohmann::json::object();
-  const std::unique_ptr<Op> op = make_op(c);
+  std::vector<KernelInput> given;
+  for (const auto& [name, values] : inputs) given.push_back({name, values, {}});
+  const KernelCall call = make_kernel_call("claims on kernels", op_name, params, kF32, given);
+  const Case& c = call.c;
+  const std::unique_ptr<Op>& op = call.op;
+  const InputSet& in = call.in;
   const std::string why = backend_.unsupported(c, *op, kF32);
   if (!why.empty()) throw NoKernel(why);
   if (std::find(ran_.begin(), ran_.end(), op_name) == ran_.end()) ran_.push_back(op_name);
-
-  InputSet in;
-  for (const InputDecl& d : op->inputs()) {
-    ref::Tensor t(d.dtype.value_or(ref::format_dtype(kF32)), d.shape);
-    if (d.computed) {
-      d.computed(in, t);
-      in.add(d.name, std::move(t));
-      continue;
-    }
-    const auto it = std::find_if(inputs.begin(), inputs.end(),
-                                 [&](const auto& p) { return p.first == d.name; });
-    if (it == inputs.end() || static_cast<int64_t>(it->second.size()) != t.numel()) {
-      throw std::logic_error("claims on kernels: " + op_name + " needs input '" + d.name +
-                             "' with " + std::to_string(t.numel()) + " values");
-    }
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      const double v = it->second[static_cast<size_t>(i)];
-      t.set(i, v);
-      if (t.get(i) != v) {
-        throw std::logic_error("claims on kernels: input '" + d.name + "' of " + op_name +
-                               " is not exact in its storage format");
-      }
-    }
-    in.add(d.name, std::move(t));
-  }
 
   const Outputs<mp> exact = op->exact(in);
   std::map<ref::Format, Outputs<double>> sims;
@@ -161,20 +134,13 @@ KernelOutputs KernelRunner::run(
   };
   RunContext ctx{c, *op, kF32, in, [&]() -> const Outputs<mp>& { return exact; }, simulated};
   const std::vector<OutputDecl> decls = op->outputs();
-  std::vector<GuardedBuffer> bufs;
-  for (const OutputDecl& d : decls) {
-    bufs.emplace_back(d.topk ? ref::DType::i64 : ref::format_dtype(kF32), d.shape);
-    bufs.back().arm();
-  }
+  std::vector<GuardedBuffer> bufs = armed_outputs(*op, kF32);
   backend_.run(ctx, bufs);
+  check_written(bufs, *op, name_, op_name);
 
   KernelOutputs out;
   for (size_t k = 0; k < decls.size(); ++k) {
-    const GuardedBuffer& b = bufs[k];
-    if (!b.guard_intact()) {
-      throw std::runtime_error(name_ + " wrote past output '" + decls[k].name + "' of " + op_name);
-    }
-    const ref::Tensor t = b.tensor();
+    const ref::Tensor t = bufs[k].tensor();
     // Top-k outputs are expert indices: exact integers, compared with the exact selection.
     const std::vector<double> allowed =
         decls[k].topk ? std::vector<double>(static_cast<size_t>(t.numel()), 0.0)
@@ -182,10 +148,6 @@ KernelOutputs KernelRunner::run(
                                    simulated(backend_.compute_format())[k]);
     std::vector<KernelValue> vals;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if (b.is_poison(i)) {
-        throw std::runtime_error(name_ + " left element " + std::to_string(i) + " of output '" +
-                                 decls[k].name + "' of " + op_name + " unwritten");
-      }
       const auto e = static_cast<size_t>(i);
       const mp x = decls[k].topk ? mp(exact[k].indices[e]) : exact[k].values[e];
       vals.push_back({mp(t.get(i)), x, allowed[e]});

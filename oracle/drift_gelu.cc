@@ -4,8 +4,9 @@
 // x·Φ(x), so its relative error reaches 1 (no significant bit left) long before GELU underflows.
 #include <cmath>
 #include <string>
+#include <vector>
 
-#include "fast/activations.h"
+#include "oracle/drift_kernels.h"
 #include "oracle/drift_support.h"
 #include "reference/activations.h"
 
@@ -40,19 +41,24 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
   r.panels = {"x < 0", "x > 0"};
   ResultBuilder b(r);
   struct P {
-    const char* name;
-    const char* desc;
+    std::string name;
+    std::string desc;
   };
-  const P policies[] = {
+  std::vector<P> policies = {
       {"gelu f32", "exact GELU x/2·erfc(−x/√2) in f32, stored in bf16"},
       {"gelu-tanh f32", "GELU-tanh as x·sigmoid(2u) in f32, stored in bf16"},
       {"gelu-tanh f32 literal", "GELU-tanh as printed, 0.5x(1 + tanh u), in f32, stored in bf16"},
       {"gelu bf16", "exact GELU, every step in bf16"},
       {"gelu-tanh bf16", "GELU-tanh (x·sigmoid(2u)), every step in bf16"},
-      {"fast gelu", "fast/ GELU (Highway, f32 compute) on bf16 storage"},
-      {"fast gelu-tanh", "fast/ GELU-tanh (Highway, f32 compute) on bf16 storage"},
   };
-  constexpr int kPolicies = 7;
+  constexpr size_t kSimulated = 5;
+  // Then per kernel backend (drift_kernels.h): its GELU and its GELU-tanh on bf16 storage.
+  std::vector<KernelBackend> kernels = kernel_backends();
+  for (const KernelBackend& k : kernels) {
+    policies.push_back({k.label + " gelu", k.description + " GELU on bf16 storage"});
+    policies.push_back({k.label + " gelu-tanh", k.description + " GELU-tanh on bf16 storage"});
+  }
+  const size_t kPolicies = policies.size();
   for (const P& p : policies) b.policy(p.name, p.desc);
 
   constexpr int kBins = kHighBinade - kLowBinade + 1;
@@ -67,10 +73,16 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
     inputs.push_back(p);
   }
   const int64_t n = static_cast<int64_t>(inputs.size());
-  std::vector<uint16_t> fast_gelu(inputs.size()), fast_tanh(inputs.size());
-  fast::activation(fast::Activation::gelu, fast::Storage::bf16, inputs.data(), fast_gelu.data(), n);
-  fast::activation(fast::Activation::gelu_tanh, fast::Storage::bf16, inputs.data(),
-                   fast_tanh.data(), n);
+  // The kernels' outputs over all inputs at once, two per backend (gelu, gelu_tanh).
+  std::vector<double> values;
+  for (uint16_t p : inputs) values.push_back(bfloat16::from_bits(p).value());
+  std::vector<ref::Tensor> kernel_out;
+  for (KernelBackend& k : kernels) {
+    for (const char* op : {"gelu", "gelu_tanh"}) {
+      kernel_out.push_back(
+          run_kernel(*k.backend, op, {{"n", n}}, Format::bf16, {{"x", values, {}}}).at(0));
+    }
+  }
   const int64_t chunk = 4096;
   for (int64_t i = 0; i < n; ++i) {
     if (i % chunk == 0) {
@@ -87,13 +99,13 @@ DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress) {
     a[2].add(exact, ref::gelu_tanh<float>(xf, true));
     a[3].add(exact, ref::gelu<bfloat16>(xb).value());
     a[4].add(exact, ref::gelu_tanh<bfloat16>(xb).value());
-    a[5].add_bits(exact, fast_gelu[static_cast<size_t>(i)]);
-    a[6].add_bits(exact, fast_tanh[static_cast<size_t>(i)]);
+    for (size_t k = 0; k < kernel_out.size(); ++k)
+      a[kSimulated + k].add_bits(exact, kernel_out[k].bits(i));
   }
   for (int side = 0; side < 2; ++side) {
     for (int bin = 0; bin < kBins; ++bin) {
       const double xv = std::ldexp(1.0, bin + kLowBinade);
-      for (int k = 0; k < kPolicies; ++k) {
+      for (size_t k = 0; k < kPolicies; ++k) {
         const DriftAccumulator& a = acc[static_cast<size_t>(side * kBins + bin)][k];
         if (a.result().compared + a.result().nonfinite == 0) continue;
         b.add(r.panels[static_cast<size_t>(side)], policies[k].name, xv, a);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "fast/norms.h"
+#include "oracle/drift_kernels.h"
 #include "oracle/drift_support.h"
 #include "reference/norms.h"
 
@@ -53,33 +53,15 @@ void policy(const Row& in, bool layer, const std::vector<mp>& exact, DriftAccumu
           layer ? ref::layernorm<T, Acc>(x, g, be, eps) : ref::rmsnorm<T, Acc>(x, g, eps));
 }
 
-void fast_policy(fast::Storage s, const Row& in, bool layer, const std::vector<mp>& exact,
-                 DriftAccumulator& a) {
+// A kernel backend's run of the row (drift_kernels.h) in storage s (f32 or bf16).
+void kernel_policy(KernelBackend& k, Format s, const Row& in, bool layer,
+                   const std::vector<mp>& exact, DriftAccumulator& a) {
   const int64_t d = static_cast<int64_t>(in.x.size());
-  if (s == fast::Storage::f32) {
-    const std::vector<float> x = as<float>(in.x), g = as<float>(in.gamma), be = as<float>(in.beta);
-    std::vector<float> y(in.x.size());
-    if (layer) {
-      fast::layernorm(s, x.data(), g.data(), be.data(), y.data(), 1, d, float(kEps));
-    } else {
-      fast::rmsnorm(s, x.data(), g.data(), y.data(), 1, d, float(kEps));
-    }
-    add_all(a, exact, y);
-    return;
-  }
-  const auto bits = [](const std::vector<double>& v) {
-    std::vector<uint16_t> b;
-    for (double x : v) b.push_back(static_cast<uint16_t>(ref::encode(Format::bf16, x)));
-    return b;
-  };
-  const std::vector<uint16_t> x = bits(in.x), g = bits(in.gamma), be = bits(in.beta);
-  std::vector<uint16_t> y(in.x.size());
-  if (layer) {
-    fast::layernorm(s, x.data(), g.data(), be.data(), y.data(), 1, d, float(kEps));
-  } else {
-    fast::rmsnorm(s, x.data(), g.data(), y.data(), 1, d, float(kEps));
-  }
-  for (size_t i = 0; i < y.size(); ++i) a.add_bits(exact[i], y[i]);
+  std::vector<KernelInput> inputs = {{"x", in.x, {}}, {"gamma", in.gamma, {}}};
+  if (layer) inputs.push_back({"beta", in.beta, {}});
+  const std::vector<ref::Tensor> y = run_kernel(*k.backend, layer ? "layernorm" : "rmsnorm",
+                                                {{"rows", 1}, {"d", d}, {"eps", kEps}}, s, inputs);
+  for (int64_t i = 0; i < d; ++i) a.add_bits(exact[static_cast<size_t>(i)], y[0].bits(i));
 }
 
 }  // namespace
@@ -108,8 +90,11 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
   b.policy("f16/f16/f16", "all f16, sums in f16");
   b.policy("f32 one-pass", "LayerNorm only: f32, variance E[x²] − μ² in one pass");
   b.policy("bf16/f32/f32 one-pass", "LayerNorm only: bf16 storage, f32 one-pass variance");
-  b.policy("fast f32", "fast/ kernel (Highway, f32 lanes, two-pass) on f32 storage");
-  b.policy("fast bf16", "fast/ kernel (Highway, f32 lanes, two-pass) on bf16 storage");
+  std::vector<KernelBackend> kernels = kernel_backends();
+  for (const KernelBackend& k : kernels) {
+    b.policy(k.label + " f32", k.description + " on f32 storage (two-pass)");
+    b.policy(k.label + " bf16", k.description + " on bf16 storage (two-pass)");
+  }
 
   const int64_t total = static_cast<int64_t>(widths.size()) * 4;
   int64_t done = 0;
@@ -119,8 +104,10 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
     for (int64_t d : widths) {
       progress(done++, total, panel + ", width " + std::to_string(d));
       DriftAccumulator f32(Format::f32), bf32(Format::bf16), bbf(Format::bf16), bbb(Format::bf16),
-          hhf(Format::f16), hhh(Format::f16), one(Format::f32), bone(Format::bf16), ff(Format::f32),
-          fb(Format::bf16);
+          hhf(Format::f16), hhh(Format::f16), one(Format::f32), bone(Format::bf16);
+      // Per kernel backend: f32, then bf16 storage.
+      std::vector<std::pair<DriftAccumulator, DriftAccumulator>> kacc(
+          kernels.size(), {DriftAccumulator(Format::f32), DriftAccumulator(Format::bf16)});
       for (int rw = 0; rw < rows; ++rw) {
         const std::string key = "norm." + std::to_string(d) + "." + std::to_string(rw);
         Row in{bf16_uniform(o.seed, key + ".x", d, offset - 1, offset + 1),
@@ -144,8 +131,10 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
           add_all(one, exact, y);
           add_all(bone, exact, y);
         }
-        fast_policy(fast::Storage::f32, in, layer, exact, ff);
-        fast_policy(fast::Storage::bf16, in, layer, exact, fb);
+        for (size_t k = 0; k < kernels.size(); ++k) {
+          kernel_policy(kernels[k], Format::f32, in, layer, exact, kacc[k].first);
+          kernel_policy(kernels[k], Format::bf16, in, layer, exact, kacc[k].second);
+        }
       }
       const double xv = static_cast<double>(d);
       b.add(panel, "f32/f32/f32", xv, f32);
@@ -158,8 +147,10 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
         b.add(panel, "f32 one-pass", xv, one);
         b.add(panel, "bf16/f32/f32 one-pass", xv, bone);
       }
-      b.add(panel, "fast f32", xv, ff);
-      b.add(panel, "fast bf16", xv, fb);
+      for (size_t k = 0; k < kernels.size(); ++k) {
+        b.add(panel, kernels[k].label + " f32", xv, kacc[k].first);
+        b.add(panel, kernels[k].label + " bf16", xv, kacc[k].second);
+      }
     }
   }
   b.finish();

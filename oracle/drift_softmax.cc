@@ -4,8 +4,7 @@
 // V grows; without max-subtraction e^{z} overflows f16 at z > 11.09.
 #include <string>
 
-#include "fast/cross_entropy.h"
-#include "fast/softmax.h"
+#include "oracle/drift_kernels.h"
 #include "oracle/drift_support.h"
 #include "reference/softmax.h"
 
@@ -47,39 +46,23 @@ void row(const std::vector<double>& z, int64_t target, bool subtract_max, const 
   a.zl.add(ex.zl, ref::to_double(zl));
 }
 
-// The fast kernels: fast::softmax, and fast::cross_entropy for the loss (λ = 0) and the z-loss.
-void fast_row(fast::Storage s, const std::vector<double>& z, int64_t target, const Exact& ex,
-              Accs& a) {
+// A kernel backend's row (drift_kernels.h) in storage s: its softmax, then its cross_entropy
+// with λ = 0 and with λ, each loss as the kernel stores it (in s).
+void kernel_row(KernelBackend& k, Format s, const std::vector<double>& z, int64_t target,
+                const Exact& ex, Accs& a) {
   const int64_t n = static_cast<int64_t>(z.size());
-  std::vector<uint16_t> z16, p16;
-  std::vector<float> z32, p32;
-  const void* zin;
-  void* pout;
-  if (s == fast::Storage::bf16) {
-    for (double v : z) z16.push_back(static_cast<uint16_t>(ref::encode(Format::bf16, v)));
-    p16.resize(z.size());
-    zin = z16.data();
-    pout = p16.data();
-  } else {
-    z32 = as<float>(z);
-    p32.resize(z.size());
-    zin = z32.data();
-    pout = p32.data();
-  }
-  fast::softmax(s, zin, pout, 1, n);
-  for (size_t i = 0; i < z.size(); ++i) {
-    if (s == fast::Storage::bf16) {
-      a.p.add_bits(ex.p[i], p16[i]);
-    } else {
-      a.p.add(ex.p[i], p32[i]);
-    }
-  }
-  float loss = 0, logz = 0;
-  fast::cross_entropy(s, zin, &target, 1, n, 0.0f, 0.0f, &loss, &logz, nullptr);
-  a.ce.add(ex.ce, loss);
-  fast::cross_entropy(s, zin, &target, 1, n, static_cast<float>(kLambda), 0.0f, &loss, &logz,
-                      nullptr);
-  a.zl.add(ex.zl, loss);
+  const ref::Tensor p =
+      run_kernel(*k.backend, "softmax", {{"rows", 1}, {"n", n}}, s, {{"z", z, {}}}).at(0);
+  for (int64_t i = 0; i < n; ++i) a.p.add_bits(ex.p[static_cast<size_t>(i)], p.bits(i));
+  const std::vector<KernelInput> in = {{"z", z, {}}, {"target", {}, {target}}};
+  const auto loss = [&](double lambda) {
+    return run_kernel(*k.backend, "cross_entropy", {{"rows", 1}, {"vocab", n}, {"z_loss", lambda}},
+                      s, in)
+        .at(0)
+        .get(0);
+  };
+  a.ce.add(ex.ce, loss(0.0));
+  a.zl.add(ex.zl, loss(kLambda));
 }
 
 }  // namespace
@@ -92,7 +75,8 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
   r.x_label = "vocabulary";
   r.description =
       "Error of softmax probabilities (in the storage format), and of the cross-entropy and "
-      "z-loss (λ = 1e-4; measured in f32) of one row of logits z = scale·u, u uniform in [-1, 1), "
+      "z-loss (λ = 1e-4; measured in f32, except the kernels' bf16 rows, whose losses are stored "
+      "in bf16 as the ops define them) of one row of logits z = scale·u, u uniform in [-1, 1), "
       "against the exact values, for "
       "vocabulary sizes 1K … " +
       std::to_string(vocab.back() / 1024) +
@@ -105,11 +89,11 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
   }
   ResultBuilder b(r);
   struct P {
-    const char* name;
-    const char* desc;
+    std::string name;
+    std::string desc;
     Format out;
   };
-  const P policies[] = {
+  std::vector<P> policies = {
       {"f32/f32/f32", "f32 logits, arithmetic and sums", Format::f32},
       {"bf16/f32/f32", "bf16 logits and probabilities, f32 arithmetic and sums", Format::bf16},
       {"bf16/bf16/f32", "bf16 arithmetic (each exp, each quotient), sums in f32", Format::bf16},
@@ -119,9 +103,15 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
       {"f32 no max-sub", "f32/f32/f32 computing e^z without subtracting max z", Format::f32},
       {"f16/f16/f32 no max-sub", "f16/f16/f32 computing e^z without subtracting max z",
        Format::f16},
-      {"fast f32", "fast/ kernels (Highway, f32 compute) on f32 storage", Format::f32},
-      {"fast bf16", "fast/ kernels (Highway, f32 compute) on bf16 storage", Format::bf16},
   };
+  constexpr size_t kSimulated = 8;
+  // Then per kernel backend (drift_kernels.h): f32, then bf16 storage.
+  std::vector<KernelBackend> kernels = kernel_backends();
+  for (const KernelBackend& k : kernels) {
+    policies.push_back({k.label + " f32", k.description + " on f32 storage", Format::f32});
+    policies.push_back({k.label + " bf16",
+                        k.description + " on bf16 storage (losses stored in bf16)", Format::bf16});
+  }
   for (const P& p : policies) b.policy(p.name, p.desc);
 
   const int64_t total = static_cast<int64_t>(vocab.size()) * 2;
@@ -155,8 +145,10 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
         row<float16, float16>(z, target, true, ex, accs[5]);
         row<float, float>(z, target, false, ex, accs[6]);
         row<float16, float>(z, target, false, ex, accs[7]);
-        fast_row(fast::Storage::f32, z, target, ex, accs[8]);
-        fast_row(fast::Storage::bf16, z, target, ex, accs[9]);
+        for (size_t k = 0; k < kernels.size(); ++k) {
+          kernel_row(kernels[k], Format::f32, z, target, ex, accs[kSimulated + 2 * k]);
+          kernel_row(kernels[k], Format::bf16, z, target, ex, accs[kSimulated + 2 * k + 1]);
+        }
       }
       for (size_t i = 0; i < accs.size(); ++i) {
         const double xv = static_cast<double>(v);

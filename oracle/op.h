@@ -42,6 +42,10 @@ struct InputDecl {
   // before it, written into the allocated tensor by this function instead of a Philox draw (dist,
   // a and b are unused). It is not random, so a case cannot override its distribution.
   std::function<void(const InputSet& earlier, ref::Tensor& t)> computed;
+  // An integer input whose range [a, b) is its domain, not only what the generator draws
+  // (positions within max_position, token ids below the vocabulary, targets below n): values a
+  // user supplies outside it are refused (user_ref.h) instead of silently computed.
+  bool bounded = false;
 };
 
 // One output tensor.

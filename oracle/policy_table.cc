@@ -41,7 +41,8 @@ constexpr PolicyEntry kTable[] = {
     {"relu", "", ulp_policy(0, 0),
      "max(x, 0) is an input value or 0: only the store rounds, exactly as the reference does"},
     {"gelu", "", ulp_policy(4, 0, kMargin, 2),
-     "f32: erfc (≤2 ulp) of −x/√2 (√2 and the quotient: 2u, times erfc's κ), x/2·(·); narrow: once"},
+     "f32: erfc (≤2 ulp) of −x/√2 (√2 and the quotient: 2u, times erfc's κ), x/2·(·); narrow: "
+     "once"},
     {"gelu_tanh", "", ulp_policy(4, 0, kMargin, 7),
      "f32: sigmoid (≤3 ulp) of 2√(2/π)(x + 0.044715x³) (7 roundings: 7u, times κ), x·(·)"},
     {"silu", "", ulp_policy(3, 0, kMargin),
@@ -78,7 +79,8 @@ constexpr PolicyEntry kTable[] = {
      "x·cos − y·sin with a rounded phase: cancellation, absolute error"},
     {"learned_position", "", ulp_policy(0, 0, kMargin),
      "v_x + u_i is one addition, correctly rounded in f32; margin: the second rounding to narrow"},
-    {"shaw_logits", "", naive_policy(), "q·(k + a_clip(j−i)) / √d_k: dot products, a reduction"},
+    {"shaw_logits", "", naive_policy(2, 0.5, 2, kErrorScale),
+     "q·(k + a_clip(j−i)) / √d_k: dot products; error scale: q·k + q·a apart (two GEMMs) too"},
     {"t5_bias", "", ulp_policy(0, 0),
      "a gather from the bias table: copied, never computed; a changed value is a wrong bucket"},
 

@@ -1,5 +1,7 @@
 #include "oracle/user_ref.h"
 
+#include <cstdio>
+
 #include "oracle/golden_content.h"
 #include "oracle/utf8.h"
 
@@ -78,6 +80,19 @@ InputSet user_inputs(const Op& op, const std::string& op_name,
       throw InputError(source, it->first,
                        want_float ? "expected floating point (F64, F32, F16, BF16, F8_E4M3, F8_E5M2)"
                                   : "expected integers (I64, I32 or U8)");
+    }
+    if (d.bounded) {
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const double v = t.get(i);
+        if (!(v >= d.a && v < d.b)) {
+          char range[96];
+          std::snprintf(range, sizeof range, "[%.0f, %.0f)", d.a, d.b);
+          throw InputError(source, it->first,
+                           "element " + std::to_string(i) + " is " + std::to_string(int64_t(v)) +
+                               ", expected integers in " + range + " as the parameters of op " +
+                               op_name + " imply");
+        }
+      }
     }
     if (first_real_dtype && !d.dtype && first_real_dtype->empty()) {
       *first_real_dtype = std::string(ref::dtype_name(t.dtype()));

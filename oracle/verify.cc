@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "oracle/case_inputs.h"
+#include "oracle/kernel_call.h"
 #include "oracle/policy_table.h"
 
 namespace lmo::oracle {
@@ -112,11 +113,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
   row.backend = backend.name();
   row.format = storage;
   const std::vector<OutputDecl> decls = op.outputs();
-  std::vector<GuardedBuffer> bufs;
-  for (const OutputDecl& d : decls) {
-    bufs.emplace_back(d.topk ? ref::DType::i64 : ref::format_dtype(storage), d.shape);
-    bufs.back().arm();
-  }
+  std::vector<GuardedBuffer> bufs = armed_outputs(op, storage);
   // The reference values first, so their time is not charged to the backend.
   const Outputs<ref::mp>& exact = ctx.exact();
   const auto t0 = Clock::now();

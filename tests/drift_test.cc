@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "oracle/case_error.h"
+#include "oracle/drift_kernels.h"
 
 namespace lmo::oracle {
 namespace {
@@ -333,6 +335,115 @@ TEST(Drift, MlaAbsorptionBothFormsAtTheirFormatsPrecision) {
       EXPECT_LT(rel(r, panel, p, t), 0x1p-4) << p;
     }
   }
+}
+
+// The kernel policies (oracle/drift_kernels.h): every kernel backend of the build that runs here
+// is audited through the Backend interface, its outputs follow the ops' own accuracy (error
+// analysis, not a previous run), and a kernel that writes out of bounds or leaves an element
+// unwritten is an error, not a figure.
+std::vector<std::string> kernel_labels() {
+  std::vector<std::string> out;
+  for (const drift::KernelBackend& k : drift::kernel_backends()) out.push_back(k.label);
+  return out;
+}
+
+bool has_policy(const DriftResult& r, const std::string& name) {
+  for (const DriftPolicy& p : r.policies) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+TEST(DriftKernels, FastAlwaysGpuWhenPresent) {
+  const std::vector<std::string> labels = kernel_labels();
+  ASSERT_FALSE(labels.empty());
+  EXPECT_EQ(labels.front(), "fast");
+  bool gpu_backend = false;
+  for (const auto& b : available_backends()) gpu_backend |= b->name() == "gpu";
+  EXPECT_EQ(labels.size(), gpu_backend ? 2u : 1u);
+  if (gpu_backend) {
+    EXPECT_EQ(labels.back(), "gpu");
+  }
+}
+
+// f32 compute stored to bf16: the kernels' f32 error (a few u = 2^-24 per reduction step, rows
+// up to 4096 wide: well under 2^-12 relative) is far below half a bf16 ulp (2^-9 relative), so
+// every stored output is within one bf16 ulp of the exact value.
+TEST(DriftKernels, NormsAndSoftmaxWithinOneBf16UlpOnEveryKernelBackend) {
+  const DriftResult norms = quick("norm-width");
+  const DriftResult sm = quick("softmax-vocab");
+  for (const std::string& k : kernel_labels()) {
+    SCOPED_TRACE(k);
+    ASSERT_TRUE(has_policy(norms, k + " f32"));
+    ASSERT_TRUE(has_policy(norms, k + " bf16"));
+    ASSERT_TRUE(has_policy(sm, k + " bf16"));
+    int rows = 0;
+    for (const DriftRow& row : norms.rows) {
+      if (row.policy != k + " bf16") continue;
+      EXPECT_LE(row.stats.max_ulps, 1.0) << row.panel << " " << row.x;
+      EXPECT_EQ(row.stats.nonfinite, 0);
+      ++rows;
+    }
+    for (const DriftRow& row : sm.rows) {
+      if (row.policy != k + " bf16" || row.panel.rfind("softmax", 0) != 0) continue;
+      EXPECT_LE(row.stats.max_ulps, 1.0) << row.panel << " " << row.x;
+      ++rows;
+    }
+    EXPECT_GT(rows, 0);
+  }
+}
+
+// A deliberately wrong kernel library: writes past its output, or skips an element.
+class BrokenBackend : public Backend {
+ public:
+  explicit BrokenBackend(bool overrun) : overrun_(overrun) {}
+  std::string name() const override { return overrun_ ? "overrun" : "skip"; }
+  std::string description() const override { return "a broken kernel"; }
+  std::string unsupported(const Case&, const Op&, ref::Format) const override { return ""; }
+  void run(const RunContext&, std::vector<GuardedBuffer>& out) override {
+    auto* y = static_cast<float*>(out[0].data());
+    const int64_t n = out[0].numel();
+    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f;
+    if (overrun_) {
+      y[n] = 2.0f;  // inside the back guard: the buffer owns those bytes
+    } else {
+      out[0].arm();  // every element poisoned again: none written
+      y[0] = 1.0f;
+    }
+  }
+
+ private:
+  bool overrun_;
+};
+
+void expect_error(Backend& b, const std::string& what) {
+  const std::vector<double> x(64, 1.0), g(64, 1.0);
+  try {
+    drift::run_kernel(b, "rmsnorm", {{"rows", 1}, {"d", 64}, {"eps", 1e-6}}, ref::Format::f32,
+                      {{"x", x, {}}, {"gamma", g, {}}});
+    ADD_FAILURE() << "no error for " << b.name();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(b.name()), std::string::npos) << e.what();
+  }
+}
+
+TEST(DriftKernels, OutOfBoundsWriteAndUnwrittenElementAreErrors) {
+  BrokenBackend overrun(true), skip(false);
+  expect_error(overrun, "wrote past output 'y'");
+  expect_error(skip, "left element 1 of output 'y'");
+}
+
+TEST(DriftKernels, CorrectKernelOutputsAreReturnedAsStored) {
+  std::vector<drift::KernelBackend> ks = drift::kernel_backends();
+  // RMSNorm of a constant row: x / sqrt(x² + ε) with ε = 0 is exactly 1 · γ.
+  const std::vector<double> x(64, 3.0), g(64, 0.5);
+  const std::vector<ref::Tensor> y =
+      drift::run_kernel(*ks.front().backend, "rmsnorm", {{"rows", 1}, {"d", 64}, {"eps", 0.0}},
+                        ref::Format::bf16, {{"x", x, {}}, {"gamma", g, {}}});
+  ASSERT_EQ(y.size(), 1u);
+  ASSERT_EQ(y[0].numel(), 64);
+  for (int64_t i = 0; i < 64; ++i) EXPECT_EQ(y[0].get(i), 0.5) << i;
 }
 
 }  // namespace

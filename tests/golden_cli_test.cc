@@ -198,4 +198,69 @@ TEST_F(GoldenCli, RefRefusesParametersThatAreNotUtf8) {
 }
 
 }  // namespace
+// RoPE on a user's positions (`ref`): no max_position needed, and the exact rotation at those
+// positions, 10^6 included; a given max_position bounds them (exit 2 naming the tensor, the
+// element and the range) instead of being silently exceeded.
+TEST_F(GoldenCli, RefRopeTakesTheGivenPositionsAndRefusesOnesBeyondMaxPosition) {
+  SafetensorsContent in;
+  ref::Tensor x(ref::DType::f32, {2, 2});  // 2 tokens, 1 head of 2 dimensions: x = (1, 0)
+  for (int64_t t = 0; t < 2; ++t) x.set(2 * t, 1.0);
+  ref::Tensor pos(ref::DType::i64, {2});
+  pos.set(0, 3);
+  pos.set(1, 1000000);
+  in.tensors.emplace("x", x);
+  in.tensors.emplace("positions", pos);
+  write_safetensors(path("rope_in.safetensors"), in);
+  const std::string op =
+      "ref --op rope --param tokens=2 --param heads=1 --param head_dim=2 --param "
+      "layout=half_split --in " +
+      path("rope_in.safetensors") + " --out " + path("rope.safetensors");
+  CliResult r = run(op);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // One pair rotated by p·θ_0, θ_0 = 1: (1, 0) becomes (cos p, sin p). mpmath, 200 bits:
+  // cos 3, sin 3, cos 10^6, sin 10^6 rounded to double.
+  const SafetensorsContent g = read_safetensors(path("rope.safetensors"));
+  const ref::Tensor& y = g.tensors.at("out.y.f64");
+  EXPECT_EQ(y.get(0), -0.9899924966004454);
+  EXPECT_EQ(y.get(1), 0.1411200080598672);
+  EXPECT_EQ(y.get(2), 0.9367521275331447);
+  EXPECT_EQ(y.get(3), -0.34999350217129294);
+  r = run(op + " --param max_position=10");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "rope_in.safetensors: positions: element 1 is 1000000, expected "
+                       "integers in [0, 10)"))
+      << r.out;
+  EXPECT_FALSE(fs::exists(path("rope.safetensors.tmp")));
+}
+
+// Attention with an explicit softmax scale (Gemma 2's query_pre_attn_scalar) and g left out
+// (plain multi-head: g = h), on a user's tensors; the exact values from mpmath (200 bits):
+// o_0 = (e^{1/2}·v_0 + v_1)/(e^{1/2} + 1), o_1 = (v_0 + e^{1/2}·v_1)/(1 + e^{1/2}).
+TEST_F(GoldenCli, RefAttentionTakesAScaleAndDefaultsGToH) {
+  SafetensorsContent in;
+  ref::Tensor q(ref::DType::f32, {2, 2}), k(ref::DType::f32, {2, 2}), v(ref::DType::f32, {2, 2});
+  const double vs[] = {1, 2, 3, 4};
+  for (int64_t i = 0; i < 4; ++i) v.set(i, vs[i]);
+  for (int64_t t = 0; t < 2; ++t) {
+    q.set(3 * t, 1.0);  // q = k = the identity: q_i·k_j = [i = j]
+    k.set(3 * t, 1.0);
+  }
+  in.tensors.emplace("q", q);
+  in.tensors.emplace("k", k);
+  in.tensors.emplace("v", v);
+  write_safetensors(path("attn_in.safetensors"), in);
+  const CliResult r =
+      run("ref --op attention --param h=1 --param d=2 --param tokens=2 --param mask=none --param "
+          "scale=0.5 --in " +
+          path("attn_in.safetensors") + " --out " + path("attn.safetensors"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const SafetensorsContent g = read_safetensors(path("attn.safetensors"));
+  const ref::Tensor& o = g.tensors.at("out.o.f64");
+  EXPECT_EQ(o.get(0), 1.7550813375962908);
+  EXPECT_EQ(o.get(1), 2.755081337596291);
+  EXPECT_EQ(o.get(2), 2.244918662403709);
+  EXPECT_EQ(o.get(3), 3.244918662403709);
+}
+
 }  // namespace lmo::oracle

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -268,6 +269,59 @@ TEST(MatchesReference, FindsBuiltInCasesById) {
   const InputSet in = reference_inputs("silu/basic", "bf16");
   EXPECT_EQ(in.at("x").dtype(), ref::DType::bf16);
   EXPECT_THROW(reference_inputs("silu/basic", "i32"), InputError);
+}
+
+// A router that returns its top-k in another order than the reference's (DeepSeek's and vLLM's
+// return score order): the indices are judged as a set and each gate against its own expert's
+// exact gate, so the kernel passes; a gate moved to another expert fails, and so does a
+// selection that is not the reference's.
+TEST(MatchesReference, RouterOutputsInAnyOrderPairIndicesWithGates) {
+  const Case c = find_case("moe-router/deepseek-v3");
+  const auto op = make_op(c);
+  const InputSet in = reference_inputs(c, ref::Format::f32);
+  const Outputs<ref::mp> exact = op->exact(in);
+  const std::vector<OutputDecl> decls = op->outputs();
+  ASSERT_EQ(decls[0].name, "gates");
+  ASSERT_EQ(decls[1].name, "experts");
+  const ref::Tensor gates = rounded_output(decls[0], exact[0], ref::Format::f32);
+  const ref::Tensor experts = rounded_output(decls[1], exact[1], ref::Format::f32);
+  const int64_t tokens = decls[0].shape[0], k = decls[0].shape[1];
+  ASSERT_EQ(k, 8);
+  // Each row by descending gate, indices moved with their gates: the routers' score order.
+  ref::Tensor g_score = gates, e_score = experts;
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::vector<int64_t> order(static_cast<size_t>(k));
+    for (int64_t j = 0; j < k; ++j) order[static_cast<size_t>(j)] = j;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return gates.get(t * k + a) > gates.get(t * k + b);
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      g_score.set_bits(t * k + j, gates.bits(t * k + order[static_cast<size_t>(j)]));
+      e_score.set_bits(t * k + j, experts.bits(t * k + order[static_cast<size_t>(j)]));
+    }
+  }
+  ASSERT_NE(g_score, gates);  // the score order differs from the reference's somewhere
+  std::map<std::string, ref::Tensor> score_order = {{"gates", g_score}, {"experts", e_score}};
+  EXPECT_MATCHES_REFERENCE(c, score_order);
+  // The gates in score order but the indices in the reference's: each gate now sits beside
+  // another expert.
+  std::map<std::string, ref::Tensor> mispaired = {{"gates", g_score}, {"experts", experts}};
+  const CheckReport r = check_outputs(c, mispaired);
+  EXPECT_FALSE(r.pass) << to_text(r);
+  EXPECT_TRUE(r.outputs[1].verdict.pass);   // the selection is still the same set
+  EXPECT_FALSE(r.outputs[0].verdict.pass);  // the gates are not
+  // Token 0 routed to an expert outside the reference's selection: the selection fails.
+  ref::Tensor e_wrong = e_score;
+  for (int64_t e = 0; e < 256; ++e) {
+    bool chosen = false;
+    for (int64_t j = 0; j < k; ++j) chosen |= experts.get(j) == static_cast<double>(e);
+    if (!chosen) {
+      e_wrong.set(0, static_cast<double>(e));
+      break;
+    }
+  }
+  std::map<std::string, ref::Tensor> wrong = {{"gates", g_score}, {"experts", e_wrong}};
+  EXPECT_FALSE(check_outputs(c, wrong).outputs[1].verdict.pass);
 }
 
 }  // namespace

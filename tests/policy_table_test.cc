@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
+
+#include "oracle/case.h"
+#include "oracle/check.h"
 
 namespace lmo::oracle {
 namespace {
@@ -91,9 +96,10 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
         EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule
         EXPECT_EQ(p.output_ulps, 0.5);   // plus half an ulp of the output
         EXPECT_EQ(p.compute_ulps, 2.0);  // FlashAttention 3's floor: twice the working rounding
-        // The error scale only where the op supplies one (oracle/ops/ffn_error_scale.h), and a
-        // few standard deviations of a correct kernel's error (u·S/√3), no more.
-        if (e.op == "ffn" || e.op == "glu_ffn") {
+        // The error scale only where the op supplies one (oracle/ops/ffn_error_scale.h, the Shaw
+        // logits' in oracle/ops/positional.cc: ErrorScaleOnlyWhereTheOpSuppliesOne), and a few
+        // standard deviations of a correct kernel's error (u·S/√3), no more.
+        if (e.op == "ffn" || e.op == "glu_ffn" || e.op == "shaw_logits") {
           EXPECT_GE(p.error_scale, 2.0);
           EXPECT_LE(p.error_scale, 8.0);
         } else {
@@ -151,6 +157,28 @@ TEST(PolicyTable, NarrowAndWideK) {
     EXPECT_EQ(g.max_ulps(f), 0);
   }
   EXPECT_EQ(policy_kind_name(PolicyKind::kNaiveRelative), "naive_relative");
+}
+
+// A policy with an error scale judges each element against the S_i of the exact run: the op must
+// supply one, finite, per element, on every built-in case of the op.
+TEST(PolicyTable, ErrorScaleOnlyWhereTheOpSuppliesOne) {
+  int checked = 0;
+  for (const Case& c : load_case_dir(builtin_cases_dir())) {
+    const std::unique_ptr<Op> op = make_op(c);
+    const std::vector<OutputDecl> decls = op->outputs();
+    bool scaled = false;
+    for (const OutputDecl& d : decls) scaled |= policy_for(c.op, d.name).error_scale > 0;
+    if (!scaled) continue;
+    const Outputs<ref::mp> exact = op->exact(reference_inputs(c, c.formats.front()));
+    for (size_t k = 0; k < decls.size(); ++k) {
+      SCOPED_TRACE(c.id + " " + decls[k].name);
+      if (policy_for(c.op, decls[k].name).error_scale == 0) continue;
+      ASSERT_EQ(exact[k].error_scale.size(), exact[k].values.size());
+      for (double s : exact[k].error_scale) EXPECT_TRUE(std::isfinite(s) && s >= 0) << s;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 }  // namespace

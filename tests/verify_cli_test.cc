@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -63,6 +64,29 @@ TEST(VerifyCli, JsonHasOneRowPerCaseBackendFormat) {
   EXPECT_EQ(j["rows"][0]["verdict"], "pass");
   EXPECT_EQ(j["rows"][1]["format"], "bf16");
   EXPECT_EQ(j["failed"], 0);
+}
+
+// Attention with its own softmax scale (Gemma 2's 1/√query_pre_attn_scalar, here 1/√144 = 1/12)
+// and g left out (g = h): every backend passes, the kernels included. A kernel left at the
+// default 1/√d = 1/4 would be far outside the bound (logits three times too large), so passing
+// shows the scale reaches the kernels.
+TEST(VerifyCli, AttentionWithAScaleReachesEveryBackend) {
+  const std::string with_scale =
+      R"({"cases": [{"id": "t/attn-scale", "op": "attention", "seed": 3, "formats": ["f32", "bf16"],
+                     "params": {"h": 2, "d": 16, "tokens": 9, "mask": "causal", "scale": 0.08333333333333333}},
+                    {"id": "t/decode-scale", "op": "attention_decode", "seed": 4, "formats": ["f32"],
+                     "params": {"h": 4, "g": 2, "d": 16, "cache_len": 9, "scale": 0.08333333333333333}}]})";
+  const Result r =
+      run("verify --json --no-claims --case-file " + write_case_file("scale.json", with_scale));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::set<std::string> backends;
+  for (const auto& row : j.at("rows")) backends.insert(row.at("backend").get<std::string>());
+  EXPECT_TRUE(backends.count("ref-f32"));
+  EXPECT_TRUE(std::any_of(backends.begin(), backends.end(),
+                          [](const std::string& b) { return b.rfind("fast-", 0) == 0; }));
+  EXPECT_EQ(j.at("failed"), 0);
+  EXPECT_EQ(j.at("passed"), j.at("rows").size());
 }
 
 // `--backend fast` is every fast-<target> backend this CPU supports, and nothing else.

@@ -21,6 +21,7 @@ ref::AttentionConfig attention_config(const AttentionParams& p) {
       for (int64_t j = start; j < p.tokens; ++j) ++c.document_ids[static_cast<size_t>(j)];
     }
   }
+  if (p.scale > 0) c.scale = ref::mp(p.scale);
   if (p.softcap > 0) c.soft_cap = ref::mp(p.softcap);
   return c;
 }
@@ -58,10 +59,11 @@ Outputs<T> AttentionOp::compute(const InputSet& in) const {
 
 namespace {
 
-// h, g (a divisor of h), d, soft-cap and the input scale: what both ops read.
+// h, g (a divisor of h; default h, plain multi-head attention), d, the softmax scale (default
+// 1/√d), soft-cap and the input scale: what both ops read.
 void read_heads(ParamReader& r, AttentionParams& p) {
   p.heads = r.integer("h", 1, kMaxHeads);
-  p.kv_heads = r.integer("g", 1, kMaxHeads);
+  p.kv_heads = r.integer("g", 1, kMaxHeads, p.heads);
   if (p.heads % p.kv_heads != 0) {
     r.fail("g", "expected a divisor of h = " + std::to_string(p.heads) +
                     " (query head j reads "
@@ -69,6 +71,7 @@ void read_heads(ParamReader& r, AttentionParams& p) {
                     std::to_string(p.kv_heads));
   }
   p.head_dim = r.integer("d", 1, kMaxWidth);
+  p.scale = r.real("scale", 0, 1e6, 0.0);
   p.softcap = r.real("softcap", 0, 1e6, 0.0);
   p.input_std = r.real("qk_std", 1e-3, 1e3, 1.0);
 }
@@ -111,8 +114,8 @@ std::unique_ptr<Op> make_decode(ParamReader& r) {
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"attention", "F15",
-                 "softmax(QKᵀ/√d (soft-capped) + mask) V; h query heads on g KV heads; causal, "
-                 "sliding window, document mask",
+                 "softmax(QKᵀ·scale (soft-capped) + mask) V, scale 1/√d unless given; h query "
+                 "heads on g KV heads (default h); causal, sliding window, document mask",
                  make_attention});
   ops.push_back({"attention_decode", "F15, F16",
                  "one query token against a KV cache of cache_len tokens (GQA, optional window)",

@@ -22,6 +22,7 @@ struct AttentionParams {
   ref::MaskKind mask = ref::MaskKind::kCausal;
   int64_t window = 0;               // kSlidingWindow: w, key j visible iff 0 ≤ i − j < w
   std::vector<int64_t> doc_starts;  // kDocument: first position of each document after the first
+  double scale = 0;                 // multiplies q·k; 0: 1/√d (Gemma 2 sets its own)
   double softcap = 0;               // 0: none; else s ↦ cap·tanh(s/cap) on the scaled logits
   double input_std = 1;             // standard deviation of q and k
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "oracle/ops/activations.h"
+#include "oracle/ops/dot_rounding.h"
 #include "oracle/policy_table.h"
 #include "reference/activation_kind.h"
 #include "reference/activations.h"
@@ -13,28 +14,6 @@ namespace lmo::oracle {
 namespace {
 
 using ref::Activation;
-
-// One dot product Σ_k a[k·sa]·b[k·sb] (+ bias): its value and the magnitudes of its own
-// roundings, Σ t_k² over the products and Σ s_k² over the prefix sums from the first addition on.
-struct Dot {
-  double value = 0;
-  double squares = 0;
-};
-
-Dot dot(const double* a, std::ptrdiff_t sa, const double* b, std::ptrdiff_t sb, std::ptrdiff_t n,
-        const double* bias) {
-  Dot r;
-  for (std::ptrdiff_t k = 0; k < n; ++k) {
-    const double t = a[k * sa] * b[k * sb];
-    r.value += t;
-    r.squares += t * t + (k > 0 ? r.value * r.value : 0.0);
-  }
-  if (bias) {
-    r.value += *bias;
-    r.squares += r.value * r.value;
-  }
-  return r;
-}
 
 // |act'(h)|; for ReLU 1 wherever h lies within 8·2^-24·e_h of the kink or above it (a kernel's
 // rounded h may be on the other side of 0), which covers every compute format up to f32.
@@ -69,8 +48,8 @@ std::vector<double> ffn_error_scale(const FfnParams& p, const InputSet& in) {
   for (std::ptrdiff_t t = 0; t < tokens; ++t) {
     const double* xt = x.data() + t * d;
     for (std::ptrdiff_t j = 0; j < d_ff; ++j) {
-      const Dot h =
-          dot(xt, 1, w.data() + j, d_ff, d, p.bias ? &b1[static_cast<size_t>(j)] : nullptr);
+      const DotRounding h = dot_rounding(xt, 1, w.data() + j, d_ff, d,
+                                         p.bias ? &b1[static_cast<size_t>(j)] : nullptr);
       const double a = ref::activate(p.act, h.value);
       const double c = 2 * static_cast<double>(act_policy.ulps_wide) +
                        act_policy.arg_error * activation_condition(p.act, ref::mp(h.value));
@@ -78,7 +57,7 @@ std::vector<double> ffn_error_scale(const FfnParams& p, const InputSet& in) {
       const double e2_a = l * l * h.squares + (c * a) * (c * a);
       const auto at = static_cast<size_t>(j);
       if (p.gated) {
-        const Dot hv = dot(xt, 1, v.data() + j, d_ff, d, nullptr);
+        const DotRounding hv = dot_rounding(xt, 1, v.data() + j, d_ff, d, nullptr);
         g[at] = a * hv.value;
         e2_g[at] = hv.value * hv.value * e2_a + a * a * hv.squares + g[at] * g[at];
       } else {
@@ -87,8 +66,8 @@ std::vector<double> ffn_error_scale(const FfnParams& p, const InputSet& in) {
       }
     }
     for (std::ptrdiff_t i = 0; i < d; ++i) {
-      const Dot y =
-          dot(g.data(), 1, w2.data() + i, d, d_ff, p.bias ? &b2[static_cast<size_t>(i)] : nullptr);
+      const DotRounding y = dot_rounding(g.data(), 1, w2.data() + i, d, d_ff,
+                                         p.bias ? &b2[static_cast<size_t>(i)] : nullptr);
       double e2 = y.squares;
       for (std::ptrdiff_t j = 0; j < d_ff; ++j) {
         const double wji = w2[static_cast<size_t>(j * d + i)];

@@ -1,7 +1,10 @@
 #include "oracle/ops/positional.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 
+#include "oracle/ops/dot_rounding.h"
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "reference/parallel.h"
@@ -9,9 +12,11 @@
 
 namespace lmo::oracle {
 
-PositionRange read_position_range(ParamReader& r, const char* max_key) {
+PositionRange read_position_range(ParamReader& r, const char* max_key,
+                                  std::optional<int64_t> default_max) {
   PositionRange p;
-  p.max = r.integer(max_key, 1, kMaxPosition);
+  p.max = default_max ? r.integer(max_key, 1, kMaxPosition, *default_max)
+                      : r.integer(max_key, 1, kMaxPosition);
   p.min = r.integer("min_position", 0, kMaxPosition, 0);
   if (p.min >= p.max) {
     r.fail("min_position",
@@ -20,13 +25,18 @@ PositionRange read_position_range(ParamReader& r, const char* max_key) {
   return p;
 }
 
+InputDecl token_ids_input(int64_t tokens, int64_t vocab) {
+  InputDecl d("token_ids", {tokens}, Dist::kUniformInt, 0, static_cast<double>(vocab),
+              ref::DType::i64);
+  d.bounded = true;
+  return d;
+}
+
 InputDecl positions_input(int64_t tokens, PositionRange range) {
-  return {"positions",
-          {tokens},
-          Dist::kUniformInt,
-          static_cast<double>(range.min),
-          static_cast<double>(range.max),
-          ref::DType::i64};
+  InputDecl d("positions", {tokens}, Dist::kUniformInt, static_cast<double>(range.min),
+              static_cast<double>(range.max), ref::DType::i64);
+  d.bounded = true;
+  return d;
 }
 
 std::vector<InputDecl> PositionalOp::inputs() const {
@@ -39,13 +49,7 @@ std::vector<InputDecl> PositionalOp::inputs() const {
       // wider than position rows, so the sum rounds in every format.
       return {{"token_table", {p_.vocab, p_.d}, Dist::kUniform, -0.5, 0.5},
               {"position_table", {p_.positions.max, p_.d}, Dist::kUniform, -0.1, 0.1},
-              {"token_ids",
-               {p_.tokens},
-               Dist::kUniformInt,
-               0,
-               static_cast<double>(p_.vocab),
-               ref::DType::i64},
-              positions_input(p_.tokens, p_.positions)};
+              token_ids_input(p_.tokens, p_.vocab), positions_input(p_.tokens, p_.positions)};
     case PositionalKind::kShaw:
       return {{"q", {p_.n_q, p_.d}, Dist::kNormal, 0, 1},
               {"k", {p_.n_k, p_.d}, Dist::kNormal, 0, 1},
@@ -104,7 +108,39 @@ ref::Mat<T> used_rows(const ref::Tensor& table, int64_t d, std::vector<int64_t>&
   return m;
 }
 
+// The error scale of e_ij = (q_i·k_j + q_i·a_r)/√d_k, r = clip(j − i) + K (policy.h, rule (2)), in
+// units of the compute format's unit roundoff: a correct kernel may form q·(k + a) (the
+// reference's order) or the two dot products apart and add them (fast/'s, two GEMMs), and when k_j
+// and a_r nearly cancel the second's product and prefix-sum roundings are far larger than the
+// first's, while the naive run, which takes the first order, samples only the small ones. S
+// takes both dot products' roundings (dot_rounding.h), the sum's, the quotient's and √d_k's.
+std::vector<double> shaw_error_scale(const PositionalParams& p, const InputSet& in) {
+  const std::vector<double> q = in.values<double>("q"), k = in.values<double>("k"),
+                            rel = in.values<double>("rel_k");
+  const auto d = static_cast<std::ptrdiff_t>(p.d);
+  const double root = std::sqrt(static_cast<double>(p.d));
+  std::vector<double> s(static_cast<size_t>(p.n_q * p.n_k));
+  for (int64_t i = 0; i < p.n_q; ++i) {
+    const double* qi = q.data() + i * d;
+    for (int64_t j = 0; j < p.n_k; ++j) {
+      const int64_t r = ref::shaw_relative_index(i, j, p.max_relative);
+      const DotRounding qk = dot_rounding(qi, 1, k.data() + j * d, 1, d, nullptr);
+      const DotRounding qa = dot_rounding(qi, 1, rel.data() + r * d, 1, d, nullptr);
+      const double t = qk.value + qa.value, y = t / root;
+      const double e2 = (qk.squares + qa.squares + t * t) / (root * root) + 2 * y * y;
+      s[static_cast<size_t>(i * p.n_k + j)] = std::sqrt(e2);
+    }
+  }
+  return s;
+}
+
 }  // namespace
+
+Outputs<ref::mp> PositionalOp::exact(const InputSet& in) const {
+  Outputs<ref::mp> out = compute<ref::mp>(in);
+  if (p_.kind == PositionalKind::kShaw) out[0].error_scale = shaw_error_scale(p_, in);
+  return out;
+}
 
 template <class T>
 Outputs<T> PositionalOp::compute(const InputSet& in) const {

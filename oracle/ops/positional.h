@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "oracle/op_generic.h"
 
@@ -23,10 +24,14 @@ struct PositionRange {
   int64_t min = 0;
   int64_t max = 0;
 };
-// Reads max_key (required) and "min_position" (default 0), with min < max.
-PositionRange read_position_range(ParamReader& r, const char* max_key);
-// The input "positions" [tokens] drawn from the range.
+// Reads max_key (required unless default_max is given) and "min_position" (default 0), with
+// min < max.
+PositionRange read_position_range(ParamReader& r, const char* max_key,
+                                  std::optional<int64_t> default_max = std::nullopt);
+// The input "positions" [tokens] drawn from the range, which bounds a user's positions too.
 InputDecl positions_input(int64_t tokens, PositionRange range);
+// The input "token_ids" [tokens], below vocab.
+InputDecl token_ids_input(int64_t tokens, int64_t vocab);
 
 struct PositionalParams {
   PositionalKind kind = PositionalKind::kSinusoidal;
@@ -52,6 +57,8 @@ class PositionalOp : public GenericOp<PositionalOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override;
+  // compute<mp>, plus the Shaw logits' error scale (naive-relative policy, rule (2)).
+  Outputs<ref::mp> exact(const InputSet& in) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
 

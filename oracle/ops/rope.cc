@@ -116,7 +116,9 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
                  ? ref::RopeLayout::kInterleaved
                  : ref::RopeLayout::kHalfSplit;
   p.base = r.real("base", 1.0 + 1e-9, 1e12, 10000.0);
-  p.positions = read_position_range(r, "max_position");
+  // Without max_position, any position the reference takes (up to 2^40): positions given in a
+  // file (lmoracle ref) need none, and a given max_position bounds them.
+  p.positions = read_position_range(r, "max_position", kMaxPosition);
   read_rope_scaling(r, p, {"none", "pi", "ntk", "yarn", "llama31"}, true);
   if (from_table) p.table_in_storage = r.choice("table", {"f32", "storage"}, "f32") == "storage";
   if (static_cast<double>(p.tokens) * static_cast<double>(p.heads * p.head_dim) >

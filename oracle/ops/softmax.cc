@@ -15,6 +15,7 @@ std::vector<InputDecl> SoftmaxOp::inputs() const {
   if (p_.kind == SoftmaxKind::kCrossEntropy) {
     v.push_back({"target", {p_.rows}, Dist::kUniformInt, 0, static_cast<double>(p_.n),
                  ref::DType::i64});
+    v.back().bounded = true;  // a class index: below the vocabulary
   }
   return v;
 }

@@ -1,0 +1,65 @@
+// The oracle's gpu backend on the built-in cases of the ops whose adapters are in
+// oracle/backend_gpu_ffn.cc and oracle/backend_gpu_positional.cc (ffn, glu_ffn, decoder_block,
+// learned_position, shaw_logits, t5_bias), judged by the oracle's own run_and_judge (the exact
+// reference and the policy table, as `lmoracle verify --backend gpu` does) in every storage
+// format each case lists. Needs a CUDA device (skipped with the reason otherwise).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oracle/backend.h"
+#include "oracle/case.h"
+#include "oracle/verify.h"
+#include "tests/support/gpu_cases.h"
+#include "tests/support/oracle_harness.h"
+
+namespace lmo::oracle {
+namespace {
+
+const std::set<std::string> kOps = {"ffn",         "glu_ffn", "decoder_block", "learned_position",
+                                    "shaw_logits", "t5_bias"};
+
+// The built-in cases of these ops with each format the GPU kernels store (f32, bf16, f16).
+std::vector<std::pair<Case, ref::Format>> gpu_cases() {
+  std::vector<std::pair<Case, ref::Format>> out;
+  for (const char* file : {"ffn.json", "blocks.json", "positional.json"}) {
+    for (const Case& c : load_case_file(builtin_cases_dir() + "/" + file)) {
+      if (!kOps.count(c.op)) continue;
+      for (ref::Format f : c.formats) {
+        if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
+          out.emplace_back(c, f);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Runs without a device: the selection above finds cases of every one of the six ops.
+TEST(GpuBackendFfn, BuiltinCasesCoverEveryOp) {
+  std::set<std::string> seen;
+  for (const auto& [c, f] : gpu_cases()) seen.insert(c.op);
+  EXPECT_EQ(seen, kOps);
+}
+
+TEST(GpuBackendFfn, BuiltinCasesPass) {
+  LMO_REQUIRE_GPU();
+  std::unique_ptr<Backend> gpu;
+  for (std::unique_ptr<Backend>& b : available_backends()) {
+    if (b->name() == "gpu") gpu = std::move(b);
+  }
+  ASSERT_NE(gpu, nullptr);
+  for (const auto& [c, f] : gpu_cases()) {
+    lmo::testing::Harness h(c.source, f);
+    ASSERT_EQ(gpu->unsupported(h.c(), h.op(), f), "") << c.id;
+    const VerifyRow row = run_and_judge(h.c(), h.op(), f, *gpu, h.ctx());
+    EXPECT_TRUE(row.pass) << c.id << " " << ref::format_name(f) << ": " << row.detail;
+  }
+}
+
+}  // namespace
+}  // namespace lmo::oracle
