@@ -102,3 +102,11 @@ def test_garbage_parameters_raise_value_or_type_errors_only():
             pass  # refused with a message: what bad input must get
 
     run()
+
+
+def test_integer_input_outside_its_range_names_the_element():
+    x = lmoracle.case("cross_entropy", rows=2, vocab=8)
+    x["target"][1] = 8  # a token id past the vocabulary
+    with pytest.raises(ValueError, match=r"inputs: target: element 1 is 8, expected integers in "
+                                         r"\[0, 8\)"):
+        lmoracle.reference("cross_entropy", x, rows=2, vocab=8)
