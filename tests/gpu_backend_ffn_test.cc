@@ -23,20 +23,8 @@ namespace {
 const std::set<std::string> kOps = {"ffn",         "glu_ffn", "decoder_block", "learned_position",
                                     "shaw_logits", "t5_bias"};
 
-// The built-in cases of these ops with each format the GPU kernels store (f32, bf16, f16).
 std::vector<std::pair<Case, ref::Format>> gpu_cases() {
-  std::vector<std::pair<Case, ref::Format>> out;
-  for (const char* file : {"ffn.json", "blocks.json", "positional.json"}) {
-    for (const Case& c : load_case_file(builtin_cases_dir() + "/" + file)) {
-      if (!kOps.count(c.op)) continue;
-      for (ref::Format f : c.formats) {
-        if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
-          out.emplace_back(c, f);
-        }
-      }
-    }
-  }
-  return out;
+  return testdata::gpu_builtin_cases({"ffn.json", "blocks.json", "positional.json"}, kOps);
 }
 
 // Runs without a device: the selection above finds cases of every one of the six ops.

@@ -20,30 +20,18 @@
 namespace lmo::oracle {
 namespace {
 
-// The built-in cases of these ops with each format the GPU kernels store (f32, bf16, f16).
+const std::set<std::string> kOps = {"sinusoidal_pe", "moe_router", "load_balance_loss",
+                                    "aux_free_update"};
+
 std::vector<std::pair<Case, ref::Format>> gpu_cases() {
-  const std::set<std::string> ops = {"sinusoidal_pe", "moe_router", "load_balance_loss",
-                                     "aux_free_update"};
-  std::vector<std::pair<Case, ref::Format>> out;
-  for (const char* file : {"positional.json", "moe.json", "moe_balance.json"}) {
-    for (const Case& c : load_case_file(builtin_cases_dir() + "/" + file)) {
-      if (!ops.count(c.op)) continue;
-      for (ref::Format f : c.formats) {
-        if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
-          out.emplace_back(c, f);
-        }
-      }
-    }
-  }
-  return out;
+  return testdata::gpu_builtin_cases({"positional.json", "moe.json", "moe_balance.json"}, kOps);
 }
 
 // Runs without a device: the selection above finds cases of every one of the four ops.
 TEST(GpuBackendMoe, BuiltinCasesCoverEveryOp) {
   std::set<std::string> seen;
   for (const auto& [c, f] : gpu_cases()) seen.insert(c.op);
-  EXPECT_EQ(seen, (std::set<std::string>{"sinusoidal_pe", "moe_router", "load_balance_loss",
-                                         "aux_free_update"}));
+  EXPECT_EQ(seen, kOps);
 }
 
 TEST(GpuBackendMoe, BuiltinCasesPass) {

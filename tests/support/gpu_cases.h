@@ -1,17 +1,20 @@
 // Helpers for the GPU tests: the device requirement (a test without a usable CUDA device is
-// skipped with query_device()'s reason), the storage mapping from the fast tests' inputs, and
-// the run-twice bitwise determinism check.
+// skipped with query_device()'s reason), the storage mapping from the fast tests' inputs, the
+// built-in cases the GPU backend runs, and the run-twice bitwise determinism check.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fast/storage.h"
 #include "gpu/api.h"
+#include "oracle/case.h"
 
 // Skips the current test (returning from it) when no CUDA device can run the kernels.
 #define LMO_REQUIRE_GPU()                                                              \
@@ -26,6 +29,24 @@ inline gpu::Storage gpu_storage(fast::Storage s) {
   return s == fast::Storage::f32    ? gpu::Storage::f32
          : s == fast::Storage::bf16 ? gpu::Storage::bf16
                                     : gpu::Storage::f16;
+}
+
+// The built-in cases of `ops` in the case files `files`, with each of their formats the GPU
+// kernels store (f32, bf16, f16).
+inline std::vector<std::pair<oracle::Case, ref::Format>> gpu_builtin_cases(
+    const std::vector<std::string>& files, const std::set<std::string>& ops) {
+  std::vector<std::pair<oracle::Case, ref::Format>> out;
+  for (const std::string& file : files) {
+    for (const oracle::Case& c : oracle::load_case_file(oracle::builtin_cases_dir() + "/" + file)) {
+      if (!ops.count(c.op)) continue;
+      for (ref::Format f : c.formats) {
+        if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
+          out.emplace_back(c, f);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 // Two runs of the same call must write identical bytes (no atomics, fixed reduction trees).
