@@ -4,7 +4,7 @@
 // product's terms are exact, so host and device round the same sums: this pins the kernels'
 // indexing, the f32 hidden layer and the output's rounding to f32 and then to the storage) on a
 // shape of several blocks and a partial one; run-twice bitwise identity of ffn, glu_ffn and every
-// decoder block layout. The oracle's verdicts on the built-in cases: gpu_backend_ffn_test; the
+// decoder block layout. The oracle's verdicts on the built-in cases: gpu_backend_cases_test; the
 // kernels' math judged on the host: gpu_ffn_math_test.
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 // correctly rounded number both ways; T5's values are copied, its buckets decided exactly by the
 // same thresholds), on shapes of several blocks and a partial one, causal and bidirectional,
 // long-context query offsets included; shaw_logits on a shape where the clip bites, run twice
-// bitwise identical. The oracle's verdicts on the built-in cases: gpu_backend_ffn_test; the
+// bitwise identical. The oracle's verdicts on the built-in cases: gpu_backend_cases_test; the
 // kernels' index math on the host: gpu_relative_position_test.
 #include <gtest/gtest.h>
 

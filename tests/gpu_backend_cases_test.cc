@@ -1,8 +1,10 @@
 // The oracle's gpu backend on the built-in cases of the ops whose adapters are in
+// oracle/backend_gpu_moe.cc (sinusoidal_pe, moe_router, load_balance_loss, aux_free_update),
 // oracle/backend_gpu_ffn.cc and oracle/backend_gpu_positional.cc (ffn, glu_ffn, decoder_block,
 // learned_position, shaw_logits, t5_bias), judged by the oracle's own run_and_judge (the exact
 // reference and the policy table, as `lmoracle verify --backend gpu` does) in every storage
-// format each case lists. Needs a CUDA device (skipped with the reason otherwise).
+// format each case lists. Needs a CUDA device (skipped with the reason otherwise), except the
+// check that the selection covers every op.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -20,21 +22,23 @@
 namespace lmo::oracle {
 namespace {
 
-const std::set<std::string> kOps = {"ffn",         "glu_ffn", "decoder_block", "learned_position",
-                                    "shaw_logits", "t5_bias"};
+const std::set<std::string> kOps = {
+    "sinusoidal_pe", "moe_router",    "load_balance_loss", "aux_free_update", "ffn",
+    "glu_ffn",       "decoder_block", "learned_position",  "shaw_logits",     "t5_bias"};
 
 std::vector<std::pair<Case, ref::Format>> gpu_cases() {
-  return testdata::gpu_builtin_cases({"ffn.json", "blocks.json", "positional.json"}, kOps);
+  return testdata::gpu_builtin_cases(
+      {"ffn.json", "blocks.json", "positional.json", "moe.json", "moe_balance.json"}, kOps);
 }
 
-// Runs without a device: the selection above finds cases of every one of the six ops.
-TEST(GpuBackendFfn, BuiltinCasesCoverEveryOp) {
+// Runs without a device: the selection above finds cases of every one of the ops.
+TEST(GpuBackendCases, BuiltinCasesCoverEveryOp) {
   std::set<std::string> seen;
   for (const auto& [c, f] : gpu_cases()) seen.insert(c.op);
   EXPECT_EQ(seen, kOps);
 }
 
-TEST(GpuBackendFfn, BuiltinCasesPass) {
+TEST(GpuBackendCases, BuiltinCasesPass) {
   LMO_REQUIRE_GPU();
   std::unique_ptr<Backend> gpu;
   for (std::unique_ptr<Backend>& b : available_backends()) {
