@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -163,37 +164,70 @@ T soft_cap_logit(const T& s, const std::optional<T>& cap) {
   return softcap(s, *cap);
 }
 
-// Softmax over the visible entries of a row of logits; hidden entries get probability 0
-// (e^{−∞} = 0, without ever forming −∞, which fp8 E4M3 does not have). The max is taken over
-// visible entries only. No visible entry: every probability is NaN (0/0, see the top). The
-// denominator accumulates in Acc. Written here rather than in softmax.h because the mask is
-// attention's concern.
+// The unnormalized softmax of a row of logits over its visible entries: e_j = e^{s_j − m} (m the
+// max over visible entries; 0 where hidden, without ever forming −∞, which fp8 E4M3 does not
+// have) and their sum z, accumulated in Acc left to right. `round_sum`, where set, is applied to
+// the running sum after each addition (a simulated kernel holding it in a narrower format,
+// AttentionRounding). any: whether some entry is visible.
 template <class T, class Acc = T>
-std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visible,
-                              bool subtract_max = true) {
+struct SoftmaxParts {
+  std::vector<T> e;
+  T z = T(0);
+  bool any = false;
+};
+template <class T, class Acc = T>
+SoftmaxParts<T, Acc> masked_softmax_parts(std::span<const T> s, std::span<const char> visible,
+                                          bool subtract_max = true,
+                                          const std::function<T(const T&)>& round_sum = {}) {
   using std::exp;
   if (s.size() != visible.size()) throw std::invalid_argument("masked_softmax: length mismatch");
-  std::vector<T> p(s.size(), T(0));
-  bool any = false;
+  SoftmaxParts<T, Acc> r;
+  r.e.assign(s.size(), T(0));
   T m(0);
   for (size_t j = 0; j < s.size(); ++j) {
     if (!visible[j]) continue;
-    if (subtract_max && (!any || s[j] > m)) m = s[j];
-    any = true;
+    if (subtract_max && (!r.any || s[j] > m)) m = s[j];
+    r.any = true;
   }
-  if (!any) return std::vector<T>(s.size(), std::numeric_limits<T>::quiet_NaN());
+  if (!r.any) return r;
   Acc total(0);
   for (size_t j = 0; j < s.size(); ++j) {
     if (!visible[j]) continue;
-    p[j] = exp(T(s[j] - m));
-    total = total + convert<Acc>(p[j]);
+    r.e[j] = exp(T(s[j] - m));
+    total = total + convert<Acc>(r.e[j]);
+    if (round_sum) total = convert<Acc>(round_sum(convert<T>(total)));
   }
-  const T z = convert<T>(total);
-  for (size_t j = 0; j < s.size(); ++j) {
-    if (visible[j]) p[j] = p[j] / z;
-  }
-  return p;
+  r.z = convert<T>(total);
+  return r;
 }
+
+// Softmax over the visible entries of a row of logits; hidden entries get probability 0. No
+// visible entry: every probability is NaN (0/0, see the top). The denominator accumulates in
+// Acc. Written here rather than in softmax.h because the mask is attention's concern.
+template <class T, class Acc = T>
+std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visible,
+                              bool subtract_max = true) {
+  SoftmaxParts<T, Acc> parts = masked_softmax_parts<T, Acc>(s, visible, subtract_max);
+  if (!parts.any) return std::vector<T>(s.size(), std::numeric_limits<T>::quiet_NaN());
+  for (size_t j = 0; j < s.size(); ++j) {
+    if (visible[j]) parts.e[j] = parts.e[j] / parts.z;
+  }
+  return std::move(parts.e);
+}
+
+// Rounding points of a simulated kernel ([recipes], oracle/recipe.h): each hook, where set, maps
+// a value of T to what a kernel holding that intermediate in a narrower format has. The
+// reference and the strict naive kernel set none. With hooks, Acc is T (a simulated format).
+template <class T>
+struct AttentionRounding {
+  std::function<T(const T&)> scores;  // the scaled (capped, biased) logits
+  std::function<T(const T&)> probs;   // P entering P·V; late_normalize: the unnormalized e^{s−m}
+  std::function<T(const T&)> sum;     // the softmax denominator's running sum
+  std::function<T(const T&)> acc;     // the P·V accumulator, after each addition
+  // o = (Σ_j ẽ_j v_j) / Σ_j e_j, dividing once after P·V (FlashAttention, PyTorch SDPA), instead
+  // of Σ_j (e_j / z) v_j. The same value in exact arithmetic.
+  bool late_normalize = false;
+};
 
 // The logit bias of query row i, key j, head `head` rounded to T; 0 without a bias.
 template <class T>
@@ -267,26 +301,40 @@ std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const Atte
 
 // F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
 // o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
-// visible keys, left to right, then rounded once to T.
+// visible keys, left to right, then rounded once to T. `rounding`: a simulated kernel's rounding
+// points (AttentionRounding; none for the reference).
 template <class T, class Acc = T>
-Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg) {
+Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg,
+                 const AttentionRounding<T>& rounding = {}) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention");
   const int64_t dv = cfg.v_dim();
   Mat<T> out(q.rows, cfg.heads * dv);
   for_each_attention_row<T, Acc>(
       q, k, cfg,
-      [&](int64_t i, int64_t head, int64_t kv, const std::vector<T>& s,
-          const std::vector<char>& vis) {
-        const std::vector<T> p = masked_softmax<T, Acc>(s, vis, cfg.subtract_max);
+      [&](int64_t i, int64_t head, int64_t kv, std::vector<T>& s, const std::vector<char>& vis) {
+        if (rounding.scores) {
+          for (size_t j = 0; j < s.size(); ++j) {
+            if (vis[j]) s[j] = rounding.scores(s[j]);
+          }
+        }
+        SoftmaxParts<T, Acc> parts =
+            masked_softmax_parts<T, Acc>(s, vis, cfg.subtract_max, rounding.sum);
+        std::vector<T>& p = parts.e;
+        for (size_t j = 0; j < p.size(); ++j) {
+          if (!vis[j]) continue;
+          if (!rounding.late_normalize) p[j] = p[j] / parts.z;
+          if (rounding.probs) p[j] = rounding.probs(p[j]);
+        }
         for (int64_t c = 0; c < dv; ++c) {
           Acc acc(0);
-          bool any = false;
           for (int64_t j = 0; j < k.rows; ++j) {
             if (!vis[static_cast<size_t>(j)]) continue;
-            any = true;
             acc = acc + convert<Acc>(T(p[static_cast<size_t>(j)] * v(j, kv * dv + c)));
+            if (rounding.acc) acc = convert<Acc>(rounding.acc(convert<T>(acc)));
           }
-          out(i, head * dv + c) = any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+          T o = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+          if (parts.any && rounding.late_normalize) o = o / parts.z;
+          out(i, head * dv + c) = o;
         }
       });
   return out;

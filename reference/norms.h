@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -82,16 +83,38 @@ std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::sp
   return y;
 }
 
+// Rounding points of a simulated RMSNorm kernel ([recipes], oracle/recipe.h); the reference and
+// the strict naive kernel set none.
+template <class T>
+struct NormRounding {
+  // x · (1/sqrt(mean(x²) + ε)) with the reciprocal held (PyTorch's rsqrt, transformers'
+  // LlamaRMSNorm) instead of the division as written; inv_rms rounds the reciprocal.
+  bool multiply_by_inverse = false;
+  std::function<T(const T&)> inv_rms;
+  std::function<T(const T&)> normed;  // the normalized row before the weight
+};
+
 // F02 RMSNorm: y = x / sqrt(mean(x²) + ε) · γ.
 template <class T, class Acc = T>
-std::vector<T> rmsnorm(std::span<const T> x, std::span<const T> gamma, const T& eps) {
+std::vector<T> rmsnorm(std::span<const T> x, std::span<const T> gamma, const T& eps,
+                       const NormRounding<T>& rounding = {}) {
   using std::sqrt;
   detail::check_norm_row("rmsnorm", x, eps);
   detail::check_norm_weight("rmsnorm", "gamma", x, gamma);
   const T ms = detail::mean_of<T, Acc>(x, [](const T& v) { return T(v * v); });
   const T denom = sqrt(T(ms + eps));
   std::vector<T> y(x.size());
-  for (size_t i = 0; i < x.size(); ++i) y[i] = T(x[i] / denom) * gamma[i];
+  if (!rounding.multiply_by_inverse && !rounding.normed) {
+    for (size_t i = 0; i < x.size(); ++i) y[i] = T(x[i] / denom) * gamma[i];
+    return y;
+  }
+  T inv = T(T(1) / denom);
+  if (rounding.inv_rms) inv = rounding.inv_rms(inv);
+  for (size_t i = 0; i < x.size(); ++i) {
+    T n = rounding.multiply_by_inverse ? T(x[i] * inv) : T(x[i] / denom);
+    if (rounding.normed) n = rounding.normed(n);
+    y[i] = n * gamma[i];
+  }
   return y;
 }
 
@@ -128,8 +151,10 @@ Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> b
 }
 
 template <class T, class Acc = T>
-Mat<T> rmsnorm(const Mat<T>& x, std::span<const T> gamma, const T& eps) {
-  return detail::map_rows(x, [&](std::span<const T> r) { return rmsnorm<T, Acc>(r, gamma, eps); });
+Mat<T> rmsnorm(const Mat<T>& x, std::span<const T> gamma, const T& eps,
+               const NormRounding<T>& rounding = {}) {
+  return detail::map_rows(
+      x, [&](std::span<const T> r) { return rmsnorm<T, Acc>(r, gamma, eps, rounding); });
 }
 
 template <class T, class Acc = T>
