@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "oracle/params.h"
+#include "oracle/recipe.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"
 #include "reference/tensor.h"
@@ -111,6 +112,16 @@ class Op {
   // double; f32 and narrower in the simulated formats, every operation rounded once). Values
   // are exact as doubles.
   virtual Outputs<double> simulated(ref::Format compute, const InputSet& in) const = 0;
+  // The intermediate values a kernel may hold in a narrower format, and the op's form choices
+  // ([recipes], recipe.h); none: only strict and +ftz apply.
+  virtual std::vector<RoundingPoint> rounding_points() const { return {}; }
+  // The naive kernel following a recipe bound to this op (BoundRecipe built from
+  // rounding_points()): the values rounded at the recipe's points, and with ftz, subnormal
+  // results at those points and at the store flushed to zero. A strict recipe gives
+  // simulated(compute, in). Ops may fill OutputValues::error_scale for a recipe whose form has
+  // a bound of its own (the literal activations, policy.h rule (2)).
+  virtual Outputs<double> simulated(ref::Format compute, const InputSet& in,
+                                    const BoundRecipe& recipe) const = 0;
   // Scalar operations of one reference run, roughly: verify refuses a case above its limit
   // before spending hours on it.
   virtual double cost() const = 0;

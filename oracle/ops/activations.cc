@@ -1,5 +1,7 @@
 #include "oracle/ops/activations.h"
 
+#include <cmath>
+
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "reference/activations.h"
@@ -100,6 +102,70 @@ Outputs<ref::mp> ElementwiseOp::exact(const InputSet& in) const {
     const std::vector<ref::mp> x = in.values<ref::mp>(p_.kind == ElementwiseKind::kGluGate ? "a" : "x");
     out[0].condition.reserve(x.size());
     for (const ref::mp& v : x) out[0].condition.push_back(activation_condition(p_.act, v));
+  }
+  return out;
+}
+
+namespace {
+
+// The accuracy assumed of a kernel's erf, tanh and exp, in ulps: PyTorch's CPU kernels use
+// Sleef's u10 functions (documented maximum error 1.0 ulp); glibc's erff, tanhf and expf are
+// listed at up to 2 ulp in its libm-test-ulps. The larger of the two.
+constexpr double kLibmUlps = 2;
+
+bool has_form(const ElementwiseParams& p) {
+  return p.kind == ElementwiseKind::kActivation &&
+         (p.act == ref::Activation::kGELU || p.act == ref::Activation::kGELUTanh ||
+          p.act == ref::Activation::kSiLU);
+}
+
+}  // namespace
+
+double literal_error_scale(ref::Activation act, double x, double y) {
+  // An error of L ulps in a value v is at most 2L·u·|v| (ulp(v) ≤ 2u|v|); a relative error ρ of
+  // an argument a becomes |f'(a)·a|·ρ in f(a). Each term below is one rounding's magnitude
+  // carried to y, in units of u.
+  const double half_x = std::fabs(x) / 2, l2 = 2 * kLibmUlps;
+  if (act == ref::Activation::kGELU) {
+    // x/2·(1 + erf(t)), t = x/√2: √2 and the quotient (2 roundings of t, times erf'(t)·t), erf
+    // (L ulps), 1 + erf (½ ulp, u), the product (u·|y|); x/2 is exact.
+    const double t = x / std::sqrt(2.0), e = std::erf(t);
+    const double derf = 2 / std::sqrt(M_PI) * std::exp(-t * t) * std::fabs(t);
+    return half_x * (2 * derf + l2 * std::fabs(e) + std::fabs(1 + e)) + std::fabs(y);
+  }
+  if (act == ref::Activation::kGELUTanh) {
+    // x/2·(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): two rounded constants and five operations
+    // (x and 0.044715x³ have the same sign: no cancellation), 7 roundings of u times
+    // tanh'(u)·u; tanh (L ulps); 1 + tanh; the product.
+    const double u = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x), th = std::tanh(u);
+    return half_x * (7 * (1 - th * th) * std::fabs(u) + l2 * std::fabs(th) + std::fabs(1 + th)) +
+           std::fabs(y);
+  }
+  // x·(1/(1 + e^−x)): exp (L ulps, condition e^−x/(1 + e^−x) ≤ 1 through 1 + e^−x), the sum, the
+  // reciprocal and the product (u each), relative to y; and where the sigmoid is subnormal in
+  // f32 (x < −87.3) its absolute error ½·2^−149, times |x|, which is 2^−125·|x| in units of u.
+  return (l2 + 3) * std::fabs(y) + std::ldexp(std::fabs(x), -125);
+}
+
+std::vector<RoundingPoint> ElementwiseOp::rounding_points() const {
+  if (!has_form(p_)) return {};
+  return {{"form", {"stable", "literal"}, "stable",
+           "stable: the evaluation without cancellation (reference/activations.h); literal: the "
+           "printed formula (1 + erf, 1 + tanh, 1/(1 + e^−x))"}};
+}
+
+template <class T>
+Outputs<T> ElementwiseOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  if (!has_form(p_)) return compute<T>(in);  // no points: only +ftz applies
+  const bool literal = p_.literal || recipe.choice("form") == "literal";
+  const std::vector<T> x = in.values<T>("x");
+  Outputs<T> out(1);
+  out[0].values = ref::activate<T>(p_.act, x, literal);
+  if (literal) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      out[0].error_scale.push_back(
+          literal_error_scale(p_.act, ref::to_double(x[i]), ref::to_double(out[0].values[i])));
+    }
   }
   return out;
 }

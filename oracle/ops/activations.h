@@ -24,6 +24,11 @@ struct ElementwiseParams {
 // function takes x itself): what Policy::arg_error multiplies (policy.h).
 double activation_condition(ref::Activation act, const ref::mp& x);
 
+// The error scale S (policy.h rule (2), in units of u = 2^-24) of an f32 kernel evaluating act's
+// literal form at x with result y: the magnitude each of its roundings carries to the output,
+// with the kernel's erf, tanh and exp within kLibmUlps ulps (activations.cc).
+double literal_error_scale(ref::Activation act, double x, double y);
+
 class ElementwiseOp : public GenericOp<ElementwiseOp> {
  public:
   explicit ElementwiseOp(ElementwiseParams p) : p_(p) {}
@@ -35,6 +40,10 @@ class ElementwiseOp : public GenericOp<ElementwiseOp> {
   Outputs<ref::mp> exact(const InputSet& in) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // gelu, gelu_tanh, silu: form (stable | literal).
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   ElementwiseParams p_;

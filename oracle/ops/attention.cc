@@ -57,6 +57,35 @@ Outputs<T> AttentionOp::compute(const InputSet& in) const {
   return out;
 }
 
+std::vector<RoundingPoint> AttentionOp::rounding_points() const {
+  return {{"scores", {}, "f32", "the scaled (soft-capped) logits s = q·k·scale"},
+          {"probs", {}, "f32",
+           "P entering P·V (normalize=late: the unnormalized e^(s−m), FlashAttention's P̃)"},
+          {"sum", {}, "f32", "the softmax denominator Σ e^(s−m), after each addition"},
+          {"acc", {}, "f32", "the P·V accumulator, after each addition"},
+          {"normalize", {"early", "late"}, "early",
+           "early: p = e/Σe before P·V; late: (Σ ẽ·v)/Σe after it (FlashAttention)"}};
+}
+
+template <class T>
+Outputs<T> AttentionOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  const int64_t hd = p_.heads * p_.head_dim, gd = p_.kv_heads * p_.head_dim;
+  const ref::Mat<T> q(p_.queries(), hd, in.values<T>("q"));
+  const ref::Mat<T> k(p_.tokens, gd, in.values<T>("k"));
+  const ref::Mat<T> v(p_.tokens, gd, in.values<T>("v"));
+  ref::AttentionRounding<T> r;
+  r.scores = point_rounding<T>(recipe, "scores");
+  r.probs = point_rounding<T>(recipe, "probs");
+  r.sum = point_rounding<T>(recipe, "sum");
+  r.acc = point_rounding<T>(recipe, "acc");
+  r.late_normalize = recipe.choice("normalize") == "late";
+  // F16's decode step is attention of its one query over the whole cache (reference/kv_cache.h,
+  // decode_step), the query at the last position: the same call serves both ops.
+  Outputs<T> out(1);
+  out[0].values = ref::attention<T>(q, k, v, cfg_, r).data;
+  return out;
+}
+
 namespace {
 
 // h, g (a divisor of h; default h, plain multi-head attention), d, the softmax scale (default

@@ -45,6 +45,10 @@ class AttentionOp : public GenericOp<AttentionOp> {
   }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // scores, probs, sum, acc (formats) and normalize (early | late): ref::AttentionRounding.
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   AttentionParams p_;

@@ -43,6 +43,29 @@ Outputs<T> NormOp::compute(const InputSet& in) const {
   return out;
 }
 
+std::vector<RoundingPoint> NormOp::rounding_points() const {
+  if (p_.kind != NormKind::kRms) return {};
+  return {{"form", {"divide", "rsqrt"}, "divide",
+           "divide: x / sqrt(mean(x²) + ε) as written; rsqrt: x · (1/sqrt(·)) with the "
+           "reciprocal held"},
+          {"inv_rms", {}, "f32", "the reciprocal 1/sqrt(mean(x²) + ε) (form=rsqrt)"},
+          {"normed", {}, "f32", "the normalized row before the weight"}};
+}
+
+template <class T>
+Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  if (p_.kind != NormKind::kRms) return compute<T>(in);  // no points: only +ftz applies
+  const ref::Mat<T> x(p_.rows, p_.d, in.values<T>("x"));
+  const std::vector<T> gamma = in.values<T>("gamma");
+  ref::NormRounding<T> r;
+  r.multiply_by_inverse = recipe.choice("form") == "rsqrt";
+  r.inv_rms = point_rounding<T>(recipe, "inv_rms");
+  r.normed = point_rounding<T>(recipe, "normed");
+  Outputs<T> out(1);
+  out[0].values = ref::rmsnorm<T>(x, gamma, T(p_.eps), r).data;
+  return out;
+}
+
 namespace {
 
 OpInfo norm_info(std::string name, NormKind kind, std::string catalog, std::string summary) {

@@ -26,6 +26,10 @@ class NormOp : public GenericOp<NormOp> {
   double cost() const override { return 4.0 * static_cast<double>(p_.rows * p_.d); }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // rmsnorm: form (divide | rsqrt), inv_rms and normed (formats): ref::NormRounding.
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   NormParams p_;

@@ -2,6 +2,7 @@
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
+#include "oracle/op_generic.h"
 
 namespace lmo::oracle {
 namespace {
@@ -68,6 +69,65 @@ Outputs<T> RopeOp::compute(const InputSet& in) const {
   }
   Outputs<T> out(1);
   out[0].values = ref::rope_sequence(x, p_.heads, table, p_.layout).data;
+  return out;
+}
+
+std::vector<RoundingPoint> RopeOp::rounding_points() const {
+  if (p_.from_table) return {};
+  return {{"angle", {"f32", "f64"}, "f32",
+           "θ_k and p·θ_k (and their cos/sin) computed in f32 or in f64"},
+          {"table", {}, "f32", "the cos/sin table entries"},
+          {"products", {}, "f32", "x·cos, x·sin and their sum or difference"}};
+}
+
+template <class T>
+Outputs<T> RopeOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  if (p_.from_table) return compute<T>(in);  // no points: only +ftz applies
+  const std::vector<int64_t> positions = in.ints("positions");
+  ref::RopeTable<T> table;
+  if (recipe.choice("angle") == "f64") {
+    // The angles, cos and sin in double, rounded into T once (a table a kernel precomputes in
+    // double and keeps in f32).
+    std::vector<double> pos;
+    for (int64_t q : positions) pos.push_back(ref::rope_position<double>(q));
+    const ref::RopeTable<double> t64 = rope_angles_table<double>(p_, std::span<const double>(pos));
+    table = {ref::Mat<T>(t64.cos.rows, t64.cos.cols), ref::Mat<T>(t64.sin.rows, t64.sin.cols)};
+    for (size_t i = 0; i < t64.cos.data.size(); ++i) {
+      table.cos.data[i] = T(t64.cos.data[i]);
+      table.sin.data[i] = T(t64.sin.data[i]);
+    }
+  } else {
+    std::vector<T> pos;
+    for (int64_t q : positions) pos.push_back(ref::rope_position<T>(q));
+    table = rope_angles_table<T>(p_, std::span<const T>(pos));
+  }
+  if (const auto round = point_rounding<T>(recipe, "table")) {
+    for (T& c : table.cos.data) c = round(c);
+    for (T& s : table.sin.data) s = round(s);
+  }
+  const ref::Mat<T> x(p_.tokens, width(), in.values<T>("x"));
+  Outputs<T> out(1);
+  const std::optional<ref::Format> products = recipe.format("products");
+  if (!products) {
+    out[0].values = ref::rope_sequence(x, p_.heads, table, p_.layout).data;
+    return out;
+  }
+  // The rotation's products and sums in the products' format: the reference's rotation run on
+  // that simulated type (the inputs and the table are already values of it where the recipe
+  // says so; otherwise they are rounded into it, as a kernel loading them would).
+  out[0].values = with_sim_type(*products, [&]<class U>() {
+    auto to_u = [](const ref::Mat<T>& m) {
+      ref::Mat<U> r(m.rows, m.cols);
+      for (size_t i = 0; i < m.data.size(); ++i) r.data[i] = U(ref::to_double(m.data[i]));
+      return r;
+    };
+    const ref::RopeTable<U> tu{to_u(table.cos), to_u(table.sin)};
+    const ref::Mat<U> y = ref::rope_sequence(to_u(x), p_.heads, tu, p_.layout);
+    std::vector<T> v;
+    v.reserve(y.data.size());
+    for (const U& e : y.data) v.push_back(T(round_point(ref::to_double(e), std::nullopt, recipe.ftz())));
+    return v;
+  });
   return out;
 }
 

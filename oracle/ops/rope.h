@@ -107,6 +107,10 @@ class RopeOp : public GenericOp<RopeOp> {
   double cost() const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // rope (angles from positions): angle (f32 | f64), table and products (formats).
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   int64_t width() const { return p_.heads * p_.head_dim; }
