@@ -42,12 +42,12 @@ Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std
   if (!o.is_object()) throw InputError(file, at, "expected a case object, got " + show(o));
   static const std::vector<std::string> kKeys = {"id",     "op",        "seed",        "formats",
                                                  "params", "preset",    "reduction",   "description",
-                                                 "inputs"};
+                                                 "inputs", "recipe", "input_format"};
   for (auto it = o.begin(); it != o.end(); ++it) {
     if (std::find(kKeys.begin(), kKeys.end(), it.key()) == kKeys.end()) {
       throw InputError(file, at + "." + it.key(),
                        "unknown field (a case has: id, op, seed, formats, params, preset, "
-                       "reduction, description, inputs)");
+                       "reduction, description, inputs, recipe, input_format)");
     }
   }
   Case c;
@@ -96,6 +96,16 @@ Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std
     }
     c.formats.push_back(fmt);
   }
+  const std::string input_format = string_field(o, file, at, "input_format", false);
+  if (!input_format.empty()) {
+    const std::optional<ref::DType> d = ref::parse_dtype(input_format);
+    if (!d || !ref::is_float(*d)) {
+      throw InputError(file, at + ".input_format",
+                       "expected a format name (f64, f32, tf32, bf16, f16, e4m3, e5m2), got \"" +
+                           input_format + "\"");
+    }
+    c.input_format = ref::dtype_format(*d);
+  }
   c.preset = string_field(o, file, at, "preset", false);
   if (!c.preset.empty()) {
     try {
@@ -118,6 +128,16 @@ Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std
   // Build the op once now, so every parameter error surfaces when the file is read.
   const std::unique_ptr<Op> op = make_op(c);
   (void)case_inputs(c, *op);
+  const std::string recipe = string_field(o, file, at, "recipe", false);
+  if (!recipe.empty()) {
+    try {
+      c.recipe = parse_recipe(recipe);
+      // Bound once per format, so a point the op lacks surfaces now too.
+      for (ref::Format f : c.formats) (void)BoundRecipe(c.recipe, c.op, op->rounding_points(), f);
+    } catch (const RecipeError& e) {
+      throw InputError(file, at + ".recipe", e.what());
+    }
+  }
   return c;
 }
 

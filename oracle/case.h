@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 
 #include "oracle/case_error.h"
 #include "oracle/op.h"
+#include "oracle/recipe.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {
@@ -43,6 +45,12 @@ struct Case {
   nlohmann::json params;
   nlohmann::json inputs;  // the overrides, an object (possibly empty)
   nlohmann::json source;  // the case object exactly as read
+  // The rounding recipe its kernels declare (recipe.h): how `verify` and `check` judge them.
+  Recipe recipe;
+  // The format of its real inputs when it differs from the outputs' (f32 inputs, bf16 outputs):
+  // inputs are drawn in it for every storage format, and the reference of each output format is
+  // taken on them as they are. Empty: inputs in each storage format.
+  std::optional<ref::Format> input_format;
 };
 
 // Parses and checks one case object (file and path are for messages).

@@ -56,7 +56,8 @@ const std::vector<std::array<ref::mp, 2>>& NormalDraws::pairs(uint64_t seed, con
 InputSet make_inputs(const Case& c, const Op& op, ref::Format storage, NormalDraws* draws) {
   InputSet set;
   for (const InputDecl& d : case_inputs(c, op)) {
-    const ref::DType dtype = d.dtype ? *d.dtype : ref::format_dtype(storage);
+    const ref::DType dtype =
+        d.dtype ? *d.dtype : ref::format_dtype(c.input_format.value_or(storage));
     try {
       ref::Tensor t(dtype, d.shape);
       if (d.computed) {

@@ -25,7 +25,8 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return "[" + s + "]";
 }
 
-std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
+std::string bound_text(const Policy& p, ref::Format f, const Verdict& v,
+                       const std::string& recipe = "strict") {
   switch (p.kind) {
     case PolicyKind::kUlp:
       return std::to_string(p.max_ulps(f)) + " ulp" +
@@ -34,8 +35,9 @@ std::string bound_text(const Policy& p, ref::Format f, const Verdict& v) {
                   : "") +
              (p.arg_error > 0 ? " + the argument's rounding × κ" : "");
     case PolicyKind::kNaiveRelative: {
+      const std::string run = recipe == "strict" ? "naive f32" : "recipe " + recipe;
       std::string sampled =
-          num(p.naive_factor) + "·max|naive f32 − x| (≤ " + num(v.naive_bound) + ")";
+          num(p.naive_factor) + "·max|" + run + " − x| (≤ " + num(v.naive_bound) + ")";
       if (p.error_scale > 0) {
         sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S, S the op's error scale)";
       }
@@ -63,9 +65,14 @@ struct Source {
   std::string prefix;
 };
 
-CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
+CheckReport judge_outputs(const Case& c, const Op& op, const Source& s, const CheckOptions& opt) {
   CheckReport r;
   r.case_id = c.id;
+  const Recipe recipe = opt.recipe.value_or(c.recipe);
+  r.recipe = recipe.text();
+  std::vector<const ref::Tensor*> real_outputs(op.outputs().size(), nullptr);
+  std::vector<ref::Tensor> ordered_outputs(op.outputs().size());
+  std::optional<ref::Format> real_format;
   const std::vector<OutputDecl> decls = op.outputs();
   std::map<ref::Format, std::pair<InputSet, Outputs<ref::mp>>> exact_by_format;
   const auto exact_in = [&](ref::Format f) -> const std::pair<InputSet, Outputs<ref::mp>>& {
@@ -152,18 +159,27 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
                          "expected the correct rounding of the case's reference on the file's "
                          "inputs; the values differ (the file was damaged or edited)");
       }
+      const BoundRecipe bound(recipe, c.op, op.rounding_points(), f);
+      const RecipeJudging how = judging_under(policy, d, bound);
       JudgeOptions jo;
-      jo.group = d.group;
+      jo.group = how.group;
       jo.condition = exact[k].condition;
       jo.error_scale = exact[k].error_scale;
+      jo.ftz = bound.ftz();
       Outputs<double> naive;
-      if (policy.kind == PolicyKind::kNaiveRelative) {
-        naive = op.simulated(ref::Format::f32, in);
+      if (how.uses_naive) {
+        naive = op.simulated(ref::Format::f32, in, bound);
         jo.naive = naive[k].values;
         jo.compute = ref::Format::f32;
+        if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
       }
-      co.verdict = judge(policy, exact[k].values, ordered, jo);
-      co.bound = bound_text(policy, f, co.verdict);
+      co.verdict = judge(how.policy, exact[k].values, ordered, jo);
+      co.bound = bound_text(how.policy, f, co.verdict, r.recipe);
+      if (!real_format || *real_format == f) {
+        real_format = f;
+        ordered_outputs[k] = ordered;
+        real_outputs[k] = &ordered_outputs[k];
+      }
       const int64_t w = co.verdict.metrics.max_ulps_index;
       if (w >= 0) {
         co.worst_index = w;
@@ -175,12 +191,17 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s) {
     r.pass = r.pass && co.verdict.pass;
     r.outputs.push_back(std::move(co));
   }
+  if (real_format && (!r.pass || opt.diagnose)) {
+    const auto& [in, exact] = exact_in(*real_format);
+    r.diagnosis = diagnose(op, c.op, in, exact, real_outputs, recipe, *real_format);
+  }
   return r;
 }
 
 }  // namespace
 
-CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual) {
+CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual,
+                         const CheckOptions& options) {
   const SafetensorsContent g = read_safetensors(golden);
   const SafetensorsContent a = read_safetensors(actual);
   const std::string gname = golden.string();
@@ -215,12 +236,14 @@ CheckReport check_golden(const std::filesystem::path& golden, const std::filesys
   Source s;
   s.file = actual.string();
   s.outputs = &a.tensors;
-  s.inputs_in = [&](ref::Format f) { return convert_inputs(in, f); };
+  // A case with its own input_format judges every output format on the file's inputs as they
+  // are (golden.h); the others on them converted to the output's format.
+  s.inputs_in = [&](ref::Format f) { return c.input_format ? in : convert_inputs(in, f); };
   s.topk_inputs = [&] { return in; };
   s.golden = &g;
   s.golden_file = gname;
   s.prefix = "out.";
-  return judge_outputs(c, *op, s);
+  return judge_outputs(c, *op, s, options);
 }
 
 Case find_case(const std::string& id, const std::string& cases_dir) {
@@ -232,7 +255,8 @@ Case find_case(const std::string& id, const std::string& cases_dir) {
 
 InputSet reference_inputs(const Case& c, ref::Format f) { return make_inputs(c, *make_op(c), f); }
 
-CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs) {
+CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options) {
   const std::unique_ptr<Op> op = make_op(c);
   // The storage format the kernel ran in: that of its real outputs.
   std::optional<ref::Format> storage;
@@ -254,22 +278,26 @@ CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor
   s.outputs = &outputs;
   s.inputs_in = [&](ref::Format f) { return make_inputs(c, *op, f); };
   s.topk_inputs = [&] { return make_inputs(c, *op, topk_format); };
-  return judge_outputs(c, *op, s);
+  return judge_outputs(c, *op, s, options);
 }
 
 CheckReport check_outputs(const Case& c, const InputSet& in,
-                          const std::map<std::string, ref::Tensor>& outputs) {
+                          const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options) {
   const std::unique_ptr<Op> op = make_op(c);
   Source s;
   s.file = "kernel outputs";
   s.outputs = &outputs;
-  s.inputs_in = [&](ref::Format f) { return convert_inputs(in, f); };
+  // The inputs as the kernel read them, whatever format its outputs are in (f32 inputs with
+  // bf16 outputs, or bf16 inputs with f32 outputs): the reference of what it was given.
+  s.inputs_in = [&](ref::Format) { return in; };
   s.topk_inputs = [&] { return in; };
-  return judge_outputs(c, *op, s);
+  return judge_outputs(c, *op, s, options);
 }
 
 std::string to_text(const CheckReport& r) {
   std::string s = "case " + r.case_id + "\n";
+  if (r.recipe != "strict") s += "  recipe " + r.recipe + "\n";
   for (const CheckedOutput& o : r.outputs) {
     s += "  out." + o.name + " (" + o.format + "): " + (o.verdict.pass ? "pass" : "FAIL") + ", " +
          std::to_string(o.verdict.failed) + " of " + std::to_string(o.verdict.elements) +
@@ -281,6 +309,12 @@ std::string to_text(const CheckReport& r) {
     if (!o.bound.empty()) s += "; bound " + o.bound;
     s += "\n";
     if (!o.verdict.pass) s += "    first failure: " + o.verdict.detail + "\n";
+  }
+  if (!r.diagnosis.empty()) {
+    s += "  diagnosis (recipes ranked by how closely each reproduces the outputs):\n";
+    for (size_t i = 0; i < r.diagnosis.size() && i < 5; ++i) {
+      s += "    " + to_text(r.diagnosis[i]) + "\n";
+    }
   }
   s += std::string("check: ") + (r.pass ? "pass" : "FAIL") + "\n";
   return s;
@@ -301,7 +335,15 @@ nlohmann::json to_json(const CheckReport& r) {
                                   {"bound", o.bound},
                                   {"detail", o.verdict.detail}});
   }
-  return {{"case", r.case_id}, {"pass", r.pass}, {"outputs", outs}};
+  nlohmann::json diag = nlohmann::json::array();
+  for (const RecipeMatch& m : r.diagnosis) {
+    diag.push_back({{"recipe", m.recipe}, {"equal", m.equal}, {"correlation", m.correlation}});
+  }
+  return {{"case", r.case_id},
+          {"recipe", r.recipe},
+          {"pass", r.pass},
+          {"outputs", outs},
+          {"diagnosis", diag}};
 }
 
 }  // namespace lmo::oracle

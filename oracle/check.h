@@ -13,12 +13,15 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "oracle/case.h"
 #include "oracle/judge.h"
+#include "oracle/recipe.h"
+#include "oracle/recipe_judge.h"
 
 namespace lmo::oracle {
 
@@ -35,14 +38,26 @@ struct CheckedOutput {
 
 struct CheckReport {
   std::string case_id;
+  std::string recipe = "strict";  // the recipe judged under (its text)
   std::vector<CheckedOutput> outputs;
   bool pass = true;
+  // The recipes ranked by how closely each reproduces the outputs (recipe_judge.h), best first:
+  // filled when the check fails, or always with CheckOptions::diagnose.
+  std::vector<RecipeMatch> diagnosis;
+};
+
+struct CheckOptions {
+  // The recipe the kernel declares (recipe.h); nullopt: the case's own ("recipe" field), else
+  // strict. RecipeError (std::invalid_argument) when it does not fit the op.
+  std::optional<Recipe> recipe;
+  bool diagnose = false;  // rank the recipes even when the check passes
 };
 
 // InputError / SafetensorsError for bad input: a missing out.<name> tensor, a wrong shape, an
 // unsupported dtype, a golden file without a case or with outputs that are not the correct
 // rounding of its own reference.
-CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual);
+CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual,
+                         const CheckOptions& options = {});
 
 // The case with this ID among the case files of cases_dir (InputError when there is none).
 Case find_case(const std::string& id, const std::string& cases_dir = builtin_cases_dir());
@@ -51,13 +66,15 @@ InputSet reference_inputs(const Case& c, ref::Format f);
 // Grades a kernel's outputs by output name (each real output in the storage format f the
 // kernel ran in, on reference_inputs(c, f); top-k indices as i64 or i32). InputError for a
 // missing output, a wrong shape or dtype, or real outputs in more than one format.
-CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs);
-// The same on inputs the caller gives (a kernel run on its own tensors): each real output is
-// judged against the reference on `in` converted to that output's format, top-k indices on `in`
-// itself, as check_golden does with a golden file's inputs. `in` holds the op's inputs with their
+CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options = {});
+// The same on inputs the caller gives (a kernel run on its own tensors): every output is judged
+// against the reference on `in` exactly as given, so inputs and outputs may be in different
+// formats (f32 in, bf16 out: the reference of the f32 values the kernel read). `in` holds the op's inputs with their
 // shapes (user_inputs, user_ref.h, checks them).
 CheckReport check_outputs(const Case& c, const InputSet& in,
-                          const std::map<std::string, ref::Tensor>& outputs);
+                          const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options = {});
 
 std::string to_text(const CheckReport& r);
 nlohmann::json to_json(const CheckReport& r);

@@ -124,7 +124,7 @@ std::string golden_file_name(const std::string& case_id) {
 
 SafetensorsContent golden_content(const Case& c) {
   const std::unique_ptr<Op> op = make_op(c);
-  const ref::Format first = c.formats.front();
+  const ref::Format first = c.input_format.value_or(c.formats.front());
   return golden_file_content(c, *op, make_inputs(c, *op, first), ref::format_name(first));
 }
 

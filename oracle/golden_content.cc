@@ -55,6 +55,26 @@ nlohmann::json policy_json(const std::string& op, const std::string& output) {
   return j;
 }
 
+nlohmann::json recipes_json(const Case& c, const Op& op) {
+  // What `check --recipe` can judge this file's outputs under (recipe.h): the case's own
+  // recipe, the named recipes for its op, and the op's rounding points for custom ones.
+  nlohmann::json named = nlohmann::json::array();
+  for (const NamedRecipe& r : named_recipes()) {
+    bool applies = r.ops.empty();
+    for (const std::string& o : r.ops) applies = applies || o == c.op;
+    if (applies) named.push_back(r.name);
+  }
+  nlohmann::json points = nlohmann::json::array();
+  for (const RoundingPoint& p : op.rounding_points()) {
+    points.push_back({{"name", p.name},
+                      {"values", p.choices.empty() ? nlohmann::json("format")
+                                                   : nlohmann::json(p.choices)},
+                      {"strict", p.strict},
+                      {"what", p.what}});
+  }
+  return {{"declared", c.recipe.text()}, {"named", named}, {"points", points}, {"ftz", true}};
+}
+
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f) {
   if (d.topk) {
     ref::Tensor t(ref::DType::i64, d.shape);
@@ -83,8 +103,9 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
   for (ref::Format f : c.formats) {
     // A kernel storing format f reads its inputs in f; where the conversion is exact (f at
     // least as wide as every input) those are the given inputs and their exact run is reused.
+    // A case with its own input_format: every output format on those very inputs.
     bool same_inputs = true;
-    const InputSet converted = convert_inputs(in, f, &same_inputs);
+    const InputSet converted = c.input_format ? InputSet{} : convert_inputs(in, f, &same_inputs);
     const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : op.exact(converted);
     const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
     for (size_t k = 0; k < decls.size(); ++k) {
@@ -105,6 +126,7 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
   out.metadata["reference"] =
       "mp: MPFR with 50 decimal digits (166 bits); every output correctly rounded once from it";
   out.metadata["policy"] = policies.dump();
+  out.metadata["recipes"] = recipes_json(c, op).dump();
   out.metadata["version"] = version();
   return out;
 }

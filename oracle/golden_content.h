@@ -21,6 +21,9 @@ InputSet convert_inputs(const InputSet& in, ref::Format f, bool* exact = nullptr
 
 // {"kind": ..., constants of that kind..., "justification": ...}
 nlohmann::json policy_json(const std::string& op, const std::string& output);
+// The golden file's "recipes" metadata: the case's recipe, the op's named recipes and its
+// rounding points (recipe.h).
+nlohmann::json recipes_json(const Case& c, const Op& op);
 
 // Output k of the exact values rounded once to f (indices for a top-k output: i64).
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);

@@ -403,6 +403,16 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
   }
 }
 
+namespace {
+
+// A flush-to-zero kernel's store (JudgeOptions::ftz): ±0 where the reference is subnormal.
+bool flushed_subnormal(ref::Format f, uint64_t reference, uint64_t got) {
+  const double y = ref::decode<double>(f, got), r = ref::decode<double>(f, reference);
+  return y == 0 && r != 0 && std::fabs(r) < std::ldexp(1.0, ref::spec(f).emin());
+}
+
+}  // namespace
+
 Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) {
   using std::isfinite;
   if (!ref::is_float(got.dtype()) || ref::dtype_format(got.dtype()) != format_) {
@@ -455,6 +465,7 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
     if (!slot) slot = element_metrics_rounded(f, x, r, y);
     const ElementMetrics& m = *slot;
     acc.add(i, x, m, y);
+    if (o.ftz && flushed_subnormal(f, r, y)) continue;
     const double kappa = o.condition.empty() ? 0.0 : o.condition[at];
     std::string why = pattern_failure(f, y);
     if (why.empty() && (policy_.kind == PolicyKind::kUlp || !isfinite(x))) {

@@ -59,6 +59,9 @@ struct JudgeOptions {
   // How the reference rounds exact values beyond the format's range (kSaturate for kernels
   // that declare satfinite fp8 stores).
   ref::Overflow overflow = ref::Overflow::kIeee;
+  // A kernel that flushes subnormal results to zero (recipe +ftz): ±0 passes wherever the
+  // correctly rounded reference is subnormal in the output format.
+  bool ftz = false;
 };
 
 struct Verdict {

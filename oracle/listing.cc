@@ -4,6 +4,7 @@
 
 #include "oracle/backend.h"
 #include "oracle/policy_table.h"
+#include "oracle/recipe.h"
 
 namespace lmo::oracle {
 namespace {
@@ -51,6 +52,14 @@ std::string listing_text(const std::vector<Case>& cases) {
   o << "\nOracle ops (name  F-rows  summary):\n";
   for (const OpInfo& op : op_registry()) {
     o << "  " << op.name << "  " << op.catalog << "  " << op.summary << "\n";
+  }
+  o << "\nRounding recipes (check/verify --recipe; name  ops  points):\n";
+  for (const NamedRecipe& r : named_recipes()) {
+    std::string ops, points;
+    for (const std::string& op : r.ops) ops += (ops.empty() ? "" : ",") + op;
+    for (const auto& [p, v] : r.points) points += (points.empty() ? "" : ",") + p + "=" + v;
+    o << "  " << r.name << "  " << (ops.empty() ? "every op" : ops) << "  "
+      << (points.empty() ? "f32 compute, one rounding at the store" : points) << "\n";
   }
   o << "\nBackends on this machine (* = in verify's default run):\n";
   for (const auto& b : available_backends()) {

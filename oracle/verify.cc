@@ -11,6 +11,7 @@
 #include "oracle/case_inputs.h"
 #include "oracle/kernel_call.h"
 #include "oracle/policy_table.h"
+#include "oracle/recipe_judge.h"
 
 namespace lmo::oracle {
 namespace {
@@ -128,21 +129,34 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
   const bool is_ref = backend.name().rfind("ref", 0) == 0;
   if (times && !is_ref) times->backends += since(t0);
   const auto t1 = Clock::now();
+  // The case's recipe (recipe.h): strict unless the case or --recipe names another.
+  const BoundRecipe bound(c.recipe, c.op, op.rounding_points(), storage);
+  std::optional<Outputs<double>> recipe_run;
   for (size_t k = 0; k < decls.size(); ++k) {
     const OutputDecl& d = decls[k];
-    const Policy& policy = policy_for(c.op, d.name);
+    const RecipeJudging how = judging_under(policy_for(c.op, d.name), d, bound);
+    const Policy& policy = how.policy;
     Verdict v;
     if (d.topk) {
       v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k]);
     } else {
       JudgeOptions jo;
-      jo.group = d.group;
-      if (policy.kind == PolicyKind::kNaiveRelative) {
-        jo.naive = ctx.simulated(backend.compute_format())[k].values;
-        jo.compute = backend.compute_format();
-      }
+      jo.group = how.group;
+      jo.ftz = bound.ftz();
       jo.condition = exact[k].condition;
       jo.error_scale = exact[k].error_scale;
+      if (how.uses_naive) {
+        const Outputs<double>* naive = nullptr;
+        if (bound.is_strict()) {
+          naive = &ctx.simulated(backend.compute_format());
+        } else {
+          if (!recipe_run) recipe_run = op.simulated(backend.compute_format(), ctx.in, bound);
+          naive = &*recipe_run;
+        }
+        jo.naive = (*naive)[k].values;
+        jo.compute = backend.compute_format();
+        if (jo.error_scale.empty()) jo.error_scale = (*naive)[k].error_scale;
+      }
       if (shared) {
         const std::pair<size_t, ref::Format> key(k, jo.compute);
         auto it = shared->find(key);
@@ -164,6 +178,20 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
       row.detail = "output " + d.name + ": " + v.detail;
     }
     row.outputs.push_back({d.name, std::move(v)});
+  }
+  if (!row.pass && op.rounding_points().size() > 0) {
+    // Which named recipe the backend's outputs follow (recipe_judge.h): the failure's signature.
+    // Ops without rounding points have only strict to offer: nothing to rank.
+    std::vector<ref::Tensor> tensors;
+    tensors.reserve(decls.size());
+    for (size_t k = 0; k < decls.size(); ++k) tensors.push_back(bufs[k].tensor());
+    std::vector<const ref::Tensor*> got;
+    for (size_t k = 0; k < decls.size(); ++k) {
+      got.push_back(decls[k].topk ? nullptr : &tensors[k]);
+    }
+    const std::vector<RecipeMatch> diag =
+        diagnose(op, c.op, ctx.in, exact, got, c.recipe, storage, false);
+    if (!diag.empty()) row.detail += " (closest recipe: " + to_text(diag.front()) + ")";
   }
   if (times) times->judging += since(t1);
   row.seconds = since(t0);
@@ -195,7 +223,15 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
       ++done;
       std::vector<Backend*> runnable;
       for (Backend* b : backends) {
-        const std::string why = b->unsupported(c, *op, storage);
+        // The kernel backends read their inputs in their storage format; a case with inputs in
+        // another format runs on the reference backends only.
+        const bool mixed = c.input_format && *c.input_format != storage;
+        const std::string why =
+            mixed && b->name().rfind("ref", 0) != 0
+                ? "inputs in " + std::string(ref::format_name(*c.input_format)) + ", outputs in " +
+                      std::string(ref::format_name(storage)) +
+                      ": kernel backends take one storage format"
+                : b->unsupported(c, *op, storage);
         if (why.empty()) {
           runnable.push_back(b);
           continue;
