@@ -38,6 +38,12 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
       "check", "Judge a file of a kernel's outputs (out.<name>) against a golden file");
   c->add_option("--golden", a.golden, "The golden file")->required();
   c->add_option("--actual", a.actual, "The kernel's outputs (safetensors)")->required();
+  c->add_option("--recipe", a.recipe,
+                 "The rounding recipe the kernel follows: a name (" +
+                     lmo::oracle::named_recipe_names() +
+                     "), point=value,… or NAME,point=value (default: the case's, else strict)");
+  c->add_flag("--diagnose", a.diagnose,
+              "Rank the recipes by how closely each reproduces the outputs, even on a pass");
   c->add_flag("--json", a.json, "Print JSON instead of text");
   return c;
 }
@@ -94,7 +100,21 @@ int run_golden(const GoldenArgs& a) {
 }
 
 int run_check(const CheckArgs& a) {
-  const lmo::oracle::CheckReport r = lmo::oracle::check_golden(a.golden, a.actual);
+  lmo::oracle::CheckOptions o;
+  o.diagnose = a.diagnose;
+  if (!a.recipe.empty()) {
+    try {
+      o.recipe = lmo::oracle::parse_recipe(a.recipe);
+    } catch (const lmo::oracle::RecipeError& e) {
+      throw InputError("command line", "--recipe", e.what());
+    }
+  }
+  lmo::oracle::CheckReport r;
+  try {
+    r = lmo::oracle::check_golden(a.golden, a.actual, o);
+  } catch (const lmo::oracle::RecipeError& e) {
+    throw InputError("command line", "--recipe", e.what());
+  }
   if (a.json) {
     std::cout << lmo::oracle::to_json(r).dump(2) << "\n";
   } else {

@@ -18,6 +18,8 @@ struct GoldenArgs {
 struct CheckArgs {
   std::string golden;
   std::string actual;
+  std::string recipe;  // "" = the case's own
+  bool diagnose = false;
   bool json = false;
 };
 struct RefArgs {

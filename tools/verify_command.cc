@@ -29,6 +29,34 @@ std::vector<lmo::ref::Format> parse_formats(const std::vector<std::string>& name
   return out;
 }
 
+// --recipe: the cases it applies to take it; the others keep their own. None: bad input.
+void apply_recipe(std::vector<lmo::oracle::Case>& cases, const std::string& text) {
+  lmo::oracle::Recipe r;
+  try {
+    r = lmo::oracle::parse_recipe(text);
+  } catch (const lmo::oracle::RecipeError& e) {
+    throw InputError("command line", "--recipe", e.what());
+  }
+  std::string why;
+  int64_t applied = 0;
+  for (lmo::oracle::Case& c : cases) {
+    try {
+      const std::unique_ptr<lmo::oracle::Op> op = lmo::oracle::make_op(c);
+      for (lmo::ref::Format f : c.formats) {
+        (void)lmo::oracle::BoundRecipe(r, c.op, op->rounding_points(), f);
+      }
+      c.recipe = r;
+      ++applied;
+    } catch (const lmo::oracle::RecipeError& e) {
+      if (why.empty()) why = e.what();
+    }
+  }
+  if (applied == 0) {
+    throw InputError("command line", "--recipe",
+                     "applies to none of the selected cases" + (why.empty() ? "" : ": " + why));
+  }
+}
+
 }  // namespace
 
 CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
@@ -43,6 +71,9 @@ CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
   v->add_option("--case-file", a.case_files, "A case file to run instead (repeatable)");
   v->add_option("--max-cost", a.max_cost,
                 "Refuse cases whose reference cost estimate exceeds this many operations");
+  v->add_option("--recipe", a.recipe,
+                "Judge every case the recipe applies to under it instead of the case's own (" +
+                    lmo::oracle::named_recipe_names() + ", or point=value,…)");
   v->add_flag("--json", a.json, "Print JSON instead of a table");
   v->add_flag("--no-claims", a.no_claims,
               "Skip the claims summary (run by default with the whole built-in case set)");
@@ -68,6 +99,7 @@ int run_verify(const VerifyArgs& a) {
   }
   o.max_cost = a.max_cost;
   cases = filter_cases(cases, o.filter);
+  if (!a.recipe.empty()) apply_recipe(cases, a.recipe);
   const auto all = available_backends();
   const std::vector<Backend*> backends = select_backends(all, o.backends);
   check_costs(cases, o);

@@ -14,6 +14,7 @@ struct VerifyArgs {
   double max_cost = 2e9;
   bool json = false;
   bool no_claims = false;
+  std::string recipe;  // "" = each case's own
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyArgs& args);

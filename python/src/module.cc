@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <iostream>
@@ -124,20 +125,48 @@ std::pair<nb::list, std::string> reference(const std::string& case_text, const n
 // The report of check as (JSON, text), judged on the given inputs, or on the case's generated
 // inputs when inputs is None.
 std::pair<std::string, std::string> check(const std::string& case_text, const nb::object& inputs,
-                                          const nb::list& outputs) {
+                                          const nb::list& outputs, const std::string& recipe,
+                                          bool diagnose) {
   const Case c = parse_case_json(case_text, "lmoracle.check");
+  lmo::oracle::CheckOptions opt;
+  opt.diagnose = diagnose;
+  // Python sees a ValueError naming the valid names.
+  try {
+    opt.recipe = lmo::oracle::parse_recipe(recipe);
+    const auto op = lmo::oracle::make_op(c);
+    for (lmo::ref::Format f : lmo::ref::kAllFormats) {
+      (void)lmo::oracle::BoundRecipe(*opt.recipe, c.op, op->rounding_points(), f);
+    }
+  } catch (const lmo::oracle::RecipeError& e) {
+    throw std::invalid_argument(std::string("lmoracle.check: recipe: ") + e.what());
+  }
   const auto outs = lmo::python::tensors_from_python(outputs, "outputs");
   std::map<std::string, lmo::ref::Tensor> ins;
   if (!inputs.is_none()) ins = lmo::python::tensors_from_python(nb::cast<nb::list>(inputs), "inputs");
   nb::gil_scoped_release unlocked;
   lmo::oracle::CheckReport r;
   if (inputs.is_none()) {
-    r = lmo::oracle::check_outputs(c, outs);
+    r = lmo::oracle::check_outputs(c, outs, opt);
   } else {
     const auto op = lmo::oracle::make_op(c);
-    r = lmo::oracle::check_outputs(c, lmo::oracle::user_inputs(*op, c.op, ins, "inputs"), outs);
+    r = lmo::oracle::check_outputs(c, lmo::oracle::user_inputs(*op, c.op, ins, "inputs"), outs,
+                                   opt);
   }
   return {lmo::oracle::to_json(r).dump(), lmo::oracle::to_text(r)};
+}
+
+// The named recipes as (name, ops, points, source) (oracle/recipe.h).
+std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::string>>
+recipes() {
+  std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>,
+                         std::string>>
+      out;
+  for (const lmo::oracle::NamedRecipe& r : lmo::oracle::named_recipes()) {
+    std::vector<std::string> points;
+    for (const auto& [p, v] : r.points) points.push_back(p + "=" + v);
+    out.emplace_back(r.name, r.ops, points, r.source);
+  }
+  return out;
 }
 
 // The special values (specials.h) format f has, by the names a case's "specials" list takes.
@@ -191,7 +220,9 @@ NB_MODULE(_core, m) {
   m.def("op_io", &op_io, nb::arg("case"));
   m.def("case_inputs", &case_inputs, nb::arg("case"), nb::arg("format"));
   m.def("reference", &reference, nb::arg("case"), nb::arg("inputs"), nb::arg("format"));
-  m.def("check", &check, nb::arg("case"), nb::arg("inputs").none(), nb::arg("outputs"));
+  m.def("check", &check, nb::arg("case"), nb::arg("inputs").none(), nb::arg("outputs"),
+        nb::arg("recipe") = "strict", nb::arg("diagnose") = false);
+  m.def("recipes", &recipes);
   m.def("validate", &validate, nb::arg("case"));
   m.def("specials", &specials, nb::arg("format"));
   m.def("main", &run_main, nb::arg("argv"));
