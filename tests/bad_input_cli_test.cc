@@ -198,4 +198,29 @@ TEST_F(BadInputCli, MalformedShardIsRefused) {
   EXPECT_FALSE(fs::exists(path("g")));
 }
 
+// Rounding recipes: an unknown name or modifier, a point the op lacks, a bad value: exit 2 with
+// the option or field and the valid names.
+TEST_F(BadInputCli, RecipesNameTheValidOnes) {
+  const std::string g = golden();
+  CliResult r = run(g + path("g/t+silu.safetensors") + " --recipe flash-attn");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--recipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "hf-llama-rmsnorm")) << r.out;
+  r = run(g + path("g/t+silu.safetensors") + " --recipe strict+fast");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "+ftz")) << r.out;
+  r = run("verify --no-claims --case-file " + path("cases.json") + " --recipe probs=bf16");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "no rounding point 'probs'")) << r.out;
+  r = run("verify --no-claims --case-file " + path("cases.json") + " --recipe form=exact");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "stable, literal")) << r.out;
+  std::ofstream(path("recipe.json")) << R"({"cases": [
+      {"id": "t/r", "op": "silu", "seed": 1, "recipe": "torch-gelu", "formats": ["f32"], "params": {"n": 4}}]})";
+  r = run("verify --no-claims --case-file " + path("recipe.json"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "cases[0].recipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "describes gelu")) << r.out;
+}
+
 }  // namespace

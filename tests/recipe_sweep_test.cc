@@ -1,0 +1,163 @@
+// No false alarms under a recipe: for each named recipe, 1000 random small cases (shapes, seeds,
+// storage formats drawn from a fixed hash), each judged on a kernel that follows the recipe in
+// another order than the recipe's simulated run (support/recipe_kernels.h: FlashAttention's key
+// tiles and online rescaling, a blocked sum of squares, the C library's powf, cosf, erff, tanhf
+// and expf instead of correctly rounded functions). Every one must pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oracle/case.h"
+#include "oracle/check.h"
+#include "oracle/recipe.h"
+#include "support/recipe_kernels.h"
+
+namespace lmo::oracle {
+namespace {
+
+constexpr int kCases = 1000;
+
+// SplitMix64: a fixed sequence of draws (no <random>: the cases are the same everywhere).
+struct Draws {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int64_t in(int64_t lo, int64_t hi) {  // [lo, hi]
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  template <class T>
+  T pick(const std::vector<T>& v) {
+    return v[static_cast<size_t>(next() % v.size())];
+  }
+};
+
+std::vector<float> floats(const ref::Tensor& t) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
+  return v;
+}
+
+// Judges y (in f, shape of output `name`) under recipe; a failure prints the case.
+void expect_passes(const Case& c, const std::string& name, ref::Format f,
+                   const std::vector<int64_t>& shape, const std::vector<float>& y,
+                   const std::string& recipe) {
+  ref::Tensor t(ref::format_dtype(f), shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, y[static_cast<size_t>(i)]);
+  std::map<std::string, ref::Tensor> outs;
+  outs.emplace(name, t);
+  CheckOptions o;
+  o.recipe = parse_recipe(recipe);
+  const CheckReport r = check_outputs(c, outs, o);
+  EXPECT_TRUE(r.pass) << c.source.dump() << " in " << ref::format_name(f) << "\n" << to_text(r);
+}
+
+Case make_case(const nlohmann::json& j) { return parse_case(j, "recipe_sweep_test", "case"); }
+
+TEST(RecipeSweep, FlashAttention) {
+  Draws d{1};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t g = d.pick<int64_t>({1, 2}), h = g * d.pick<int64_t>({1, 2});
+    const int64_t dim = d.in(1, 12), tokens = d.in(1, 24);
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16,
+                                               ref::Format::f32});
+    const bool causal = d.next() % 2 == 0;
+    const Case c = make_case({{"id", "fa"},
+                              {"op", "attention"},
+                              {"seed", d.next() % 100000},
+                              {"formats", {std::string(ref::format_name(f))}},
+                              {"params",
+                               {{"h", h}, {"g", g}, {"d", dim}, {"tokens", tokens},
+                                {"mask", causal ? "causal" : "none"}}}});
+    const InputSet in = reference_inputs(c, f);
+    testing::FlashKnobs kn;
+    kn.tile = d.in(1, 8);
+    kn.probs = f == ref::Format::f32 ? std::nullopt : std::optional(f);
+    kn.blocked_dot = d.next() % 2 == 0;
+    const std::vector<float> o = testing::flash_attention(
+        floats(in.at("q")), floats(in.at("k")), floats(in.at("v")), tokens, tokens, h, g, dim,
+        causal, static_cast<float>(1 / std::sqrt(static_cast<double>(dim))), kn);
+    expect_passes(c, "o", f, {tokens, h * dim}, o, "flash-attention");
+    if (HasFailure()) return;
+  }
+}
+
+TEST(RecipeSweep, HfLlamaRmsnorm) {
+  Draws d{2};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t rows = d.in(1, 4), dim = d.in(1, 96);
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16});
+    const double eps = d.pick<double>({1e-6, 1e-5});
+    const Case c = make_case({{"id", "rms"},
+                              {"op", "rmsnorm"},
+                              {"seed", d.next() % 100000},
+                              {"formats", {std::string(ref::format_name(f))}},
+                              {"params", {{"rows", rows}, {"d", dim}, {"eps", eps}}}});
+    const InputSet in = reference_inputs(c, f);
+    const std::vector<float> y = testing::hf_rmsnorm(floats(in.at("x")), floats(in.at("gamma")),
+                                                     rows, dim, static_cast<float>(eps), f,
+                                                     d.in(1, 16));
+    expect_passes(c, "y", f, {rows, dim}, y, "hf-llama-rmsnorm");
+    if (HasFailure()) return;
+  }
+}
+
+TEST(RecipeSweep, HfRope) {
+  Draws d{3};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t tokens = d.in(1, 8), heads = d.in(1, 2), dim = 2 * d.in(1, 16);
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16});
+    const int64_t max_position = d.pick<int64_t>({64, 4096, int64_t{1} << 17});
+    const Case c = make_case({{"id", "rope"},
+                              {"op", "rope"},
+                              {"seed", d.next() % 100000},
+                              {"formats", {std::string(ref::format_name(f))}},
+                              {"params",
+                               {{"tokens", tokens}, {"heads", heads}, {"head_dim", dim},
+                                {"layout", "half_split"}, {"max_position", max_position}}}});
+    const InputSet in = reference_inputs(c, f);
+    testing::RopeKnobs kn;
+    kn.table = f;
+    kn.products = f;
+    const std::vector<float> y = testing::hf_rope(floats(in.at("x")), in.ints("positions"),
+                                                  tokens, heads, dim, 10000.0f, kn);
+    expect_passes(c, "y", f, {tokens, heads * dim}, y, "hf-rope");
+    if (HasFailure()) return;
+  }
+}
+
+void sweep_activation(const std::string& op, float (*kernel)(float), const std::string& recipe,
+                      uint64_t seed, double lo, double hi) {
+  Draws d{seed};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t count = d.in(1, 64);
+    const double a = lo + (hi - lo) * static_cast<double>(d.next() % 1000) / 1000;
+    const double b = a + (hi - a) * static_cast<double>(1 + d.next() % 1000) / 1000;
+    const Case c = make_case({{"id", op},
+                              {"op", op},
+                              {"seed", d.next() % 100000},
+                              {"formats", {"f32"}},
+                              {"params", {{"n", count}}},
+                              {"inputs", {{"x", {{"dist", "uniform"}, {"lo", a}, {"hi", b}}}}}});
+    const InputSet in = reference_inputs(c, ref::Format::f32);
+    std::vector<float> y = floats(in.at("x"));
+    for (float& v : y) v = kernel(v);
+    expect_passes(c, "y", ref::Format::f32, {count}, y, recipe);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(RecipeSweep, TorchGelu) { sweep_activation("gelu", testing::torch_gelu, "torch-gelu", 4, -14, 8); }
+TEST(RecipeSweep, TorchGeluTanh) {
+  sweep_activation("gelu_tanh", testing::torch_gelu_tanh, "torch-gelu-tanh", 5, -14, 8);
+}
+TEST(RecipeSweep, TorchSilu) { sweep_activation("silu", testing::torch_silu, "torch-silu", 6, -110, 30); }
+
+}  // namespace
+}  // namespace lmo::oracle

@@ -1,0 +1,338 @@
+// Rounding recipes (oracle/recipe.h, recipe_judge.h): the text forms and their errors, and the
+// judge under a recipe on kernels written independently of the reference (support/
+// recipe_kernels.h): each named recipe's kernel passes under it and fails under strict, its
+// mutants fail and the diagnosis names what each mutant does.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "oracle/case.h"
+#include "oracle/check.h"
+#include "oracle/golden.h"
+#include "oracle/golden_content.h"
+#include "oracle/recipe.h"
+#include "support/recipe_kernels.h"
+
+namespace lmo::oracle {
+namespace {
+
+using testing::FlashKnobs;
+using testing::RopeKnobs;
+
+Case make_case(const nlohmann::json& j) { return parse_case(j, "recipe_test", "case"); }
+
+std::vector<float> floats(const ref::Tensor& t) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
+  return v;
+}
+
+ref::Tensor tensor(ref::Format f, std::vector<int64_t> shape, const std::vector<float>& v) {
+  ref::Tensor t(ref::format_dtype(f), std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
+  return t;
+}
+
+CheckReport check(const Case& c, const std::string& name, const ref::Tensor& out,
+                  const std::string& recipe) {
+  std::map<std::string, ref::Tensor> outs;
+  outs.emplace(name, out);
+  CheckOptions o;
+  o.recipe = parse_recipe(recipe);
+  return check_outputs(c, outs, o);
+}
+
+std::string best(const CheckReport& r) {
+  return r.diagnosis.empty() ? "(none)" : r.diagnosis.front().recipe;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const RecipeError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(RecipeText, ParsesNamesModifiersAndPoints) {
+  EXPECT_EQ(parse_recipe("flash-attention").name, "flash-attention");
+  EXPECT_TRUE(parse_recipe("torch-silu+ftz").ftz);
+  const Recipe custom = parse_recipe("probs=bf16, acc=f32");
+  EXPECT_EQ(custom.name, "strict");
+  EXPECT_EQ(custom.points.at("probs"), "bf16");
+  EXPECT_EQ(custom.points.at("acc"), "f32");
+  const Recipe over = parse_recipe("hf-rope,table=f16,ftz");
+  EXPECT_EQ(over.name, "hf-rope");
+  EXPECT_EQ(over.points.at("table"), "f16");
+  EXPECT_TRUE(over.ftz);
+  for (const char* t : {"strict", "flash-attention+ftz", "hf-rope,table=f16", "probs=e4m3"}) {
+    EXPECT_EQ(parse_recipe(parse_recipe(t).text()), parse_recipe(t)) << t;
+  }
+}
+
+TEST(RecipeText, BadNamesListTheValidOnes) {
+  const std::string unknown = message_of([] { parse_recipe("flash-attn"); });
+  for (const NamedRecipe& r : named_recipes()) EXPECT_NE(unknown.find(r.name), std::string::npos);
+  EXPECT_NE(message_of([] { parse_recipe("strict+fz"); }).find("+ftz"), std::string::npos);
+  EXPECT_NE(message_of([] { parse_recipe("probs="); }).find("point=value"), std::string::npos);
+  EXPECT_NE(message_of([] { parse_recipe(""); }).find("empty"), std::string::npos);
+}
+
+TEST(RecipeText, PointsAndValuesAreTheOpsOwn) {
+  const Case att = make_case({{"id", "a"}, {"op", "attention"}, {"seed", 1}, {"formats", {"bf16"}},
+                              {"params", {{"h", 2}, {"d", 4}, {"tokens", 3}, {"mask", "none"}}}});
+  const Case norm = make_case({{"id", "n"}, {"op", "rmsnorm"}, {"seed", 1}, {"formats", {"bf16"}},
+                               {"params", {{"rows", 2}, {"d", 4}, {"eps", 1e-6}}}});
+  const auto bind = [](const Case& c, const std::string& text) {
+    return [c, text] {
+      BoundRecipe(parse_recipe(text), c.op, make_op(c)->rounding_points(), ref::Format::bf16);
+    };
+  };
+  const std::string point = message_of(bind(norm, "probs=bf16"));
+  for (const char* p : {"form", "inv_rms", "normed"}) {
+    EXPECT_NE(point.find(p), std::string::npos) << point;
+  }
+  EXPECT_NE(message_of(bind(att, "probs=bf17")).find("e4m3"), std::string::npos);
+  EXPECT_NE(message_of(bind(att, "normalize=sideways")).find("early, late"), std::string::npos);
+  EXPECT_NE(message_of(bind(norm, "flash-attention")).find("attention_decode"),
+            std::string::npos);
+  EXPECT_EQ(message_of(bind(att, "flash-attention,acc=bf16+ftz")), "(no error)");
+  // A case file names its recipe; a point its op lacks is refused when the file is read.
+  nlohmann::json bad = {{"id", "n"}, {"op", "rmsnorm"}, {"seed", 1}, {"formats", {"bf16"}},
+                        {"recipe", "probs=bf16"},
+                        {"params", {{"rows", 2}, {"d", 4}, {"eps", 1e-6}}}};
+  EXPECT_THROW(make_case(bad), InputError);
+  bad["recipe"] = "hf-llama-rmsnorm";
+  EXPECT_EQ(make_case(bad).recipe.name, "hf-llama-rmsnorm");
+}
+
+// --- Attention: FlashAttention 2's forward pass (key tiles, online softmax) ------------------
+
+struct AttentionRun {
+  Case c;
+  std::vector<float> q, k, v;
+};
+
+AttentionRun attention_case(ref::Format f, int64_t tokens, int64_t h, int64_t g, int64_t d,
+                            uint64_t seed) {
+  AttentionRun r{make_case({{"id", "att"},
+                            {"op", "attention"},
+                            {"seed", seed},
+                            {"formats", {std::string(ref::format_name(f))}},
+                            {"params",
+                             {{"h", h}, {"g", g}, {"d", d}, {"tokens", tokens},
+                              {"mask", "causal"}}}}),
+                 {}, {}, {}};
+  const InputSet in = reference_inputs(r.c, f);
+  r.q = floats(in.at("q"));
+  r.k = floats(in.at("k"));
+  r.v = floats(in.at("v"));
+  return r;
+}
+
+CheckReport check_flash(const AttentionRun& a, ref::Format f, const FlashKnobs& kn,
+                        const std::string& recipe) {
+  const int64_t h = a.c.params["h"], g = a.c.params["g"], d = a.c.params["d"];
+  const int64_t t = a.c.params["tokens"];
+  const std::vector<float> o = testing::flash_attention(
+      a.q, a.k, a.v, t, t, h, g, d, true, static_cast<float>(1 / std::sqrt(double(d))), kn);
+  return check(a.c, "o", tensor(f, {t, h * d}, o), recipe);
+}
+
+TEST(RecipeAttention, FlashKernelPassesUnderFlashAttentionOnly) {
+  const AttentionRun a = attention_case(ref::Format::bf16, 96, 4, 2, 32, 7);
+  FlashKnobs kn;
+  kn.probs = ref::Format::bf16;
+  const CheckReport flash = check_flash(a, ref::Format::bf16, kn, "flash-attention");
+  EXPECT_TRUE(flash.pass) << to_text(flash);
+  const CheckReport strict = check_flash(a, ref::Format::bf16, kn, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "flash-attention") << to_text(strict);
+}
+
+TEST(RecipeAttention, MutantsFailAndTheDiagnosisNamesThem) {
+  const AttentionRun a = attention_case(ref::Format::bf16, 96, 4, 2, 32, 8);
+  FlashKnobs e4m3;
+  e4m3.probs = ref::Format::e4m3;
+  const CheckReport r1 = check_flash(a, ref::Format::bf16, e4m3, "flash-attention");
+  EXPECT_FALSE(r1.pass);
+  EXPECT_EQ(best(r1), "flash-attention,probs=e4m3") << to_text(r1);
+  FlashKnobs bf16_acc;
+  bf16_acc.probs = ref::Format::bf16;
+  bf16_acc.acc = ref::Format::bf16;
+  const CheckReport r2 = check_flash(a, ref::Format::bf16, bf16_acc, "flash-attention");
+  EXPECT_FALSE(r2.pass);
+  EXPECT_EQ(best(r2), "flash-attention,acc=bf16") << to_text(r2);
+  // In f32 storage FlashAttention keeps P̃ in f32: one rounded to f16 is a bug.
+  const AttentionRun b = attention_case(ref::Format::f32, 96, 4, 2, 32, 9);
+  FlashKnobs f16;
+  f16.probs = ref::Format::f16;
+  const CheckReport r3 = check_flash(b, ref::Format::f32, f16, "flash-attention");
+  EXPECT_FALSE(r3.pass);
+  EXPECT_EQ(best(r3), "flash-attention,probs=f16") << to_text(r3);
+}
+
+// --- RMSNorm: transformers' LlamaRMSNorm ----------------------------------------------------
+
+Case rmsnorm_case(ref::Format f, int64_t rows, int64_t d, double eps, double x_std,
+                  uint64_t seed) {
+  return make_case({{"id", "rms"},
+                    {"op", "rmsnorm"},
+                    {"seed", seed},
+                    {"formats", {std::string(ref::format_name(f))}},
+                    {"params", {{"rows", rows}, {"d", d}, {"eps", eps}}},
+                    {"inputs", {{"x", {{"dist", "normal"}, {"mean", 0}, {"std", x_std}}}}}});
+}
+
+CheckReport check_hf_rmsnorm(const Case& c, ref::Format f, float eps, const std::string& recipe,
+                             int64_t block = 8) {
+  const InputSet in = reference_inputs(c, f);
+  const int64_t rows = c.params["rows"], d = c.params["d"];
+  const std::vector<float> y =
+      testing::hf_rmsnorm(floats(in.at("x")), floats(in.at("gamma")), rows, d, eps, f, block);
+  return check(c, "y", tensor(f, {rows, d}, y), recipe);
+}
+
+TEST(RecipeRmsnorm, LlamaRmsnormPassesUnderItsRecipeOnly) {
+  const Case c = rmsnorm_case(ref::Format::bf16, 16, 256, 1e-6, 1, 3);
+  const CheckReport hf = check_hf_rmsnorm(c, ref::Format::bf16, 1e-6f, "hf-llama-rmsnorm");
+  EXPECT_TRUE(hf.pass) << to_text(hf);
+  const CheckReport strict = check_hf_rmsnorm(c, ref::Format::bf16, 1e-6f, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "hf-llama-rmsnorm") << to_text(strict);
+}
+
+TEST(RecipeRmsnorm, WrongEpsilonFailsWhereEpsilonMatters) {
+  // mean(x²) ≈ 1e-6: ε = 1e-5 instead of 1e-6 changes every output by about a factor 3. No
+  // recipe reproduces that: the best one matches few elements.
+  const Case c = rmsnorm_case(ref::Format::bf16, 16, 256, 1e-6, 1e-3, 4);
+  const CheckReport r = check_hf_rmsnorm(c, ref::Format::bf16, 1e-5f, "hf-llama-rmsnorm");
+  EXPECT_FALSE(r.pass);
+  ASSERT_FALSE(r.diagnosis.empty());
+  EXPECT_LT(r.diagnosis.front().equal, 0.1) << to_text(r);
+}
+
+// --- RoPE: transformers' Llama rotary embedding --------------------------------------------
+
+Case rope_case(ref::Format f, int64_t tokens, int64_t heads, int64_t dim, int64_t max_position,
+               uint64_t seed) {
+  return make_case({{"id", "rope"},
+                    {"op", "rope"},
+                    {"seed", seed},
+                    {"formats", {std::string(ref::format_name(f))}},
+                    {"params",
+                     {{"tokens", tokens}, {"heads", heads}, {"head_dim", dim},
+                      {"layout", "half_split"}, {"max_position", max_position}}}});
+}
+
+CheckReport check_hf_rope(const Case& c, ref::Format f, const RopeKnobs& kn,
+                          const std::string& recipe) {
+  const InputSet in = reference_inputs(c, f);
+  const int64_t t = c.params["tokens"], heads = c.params["heads"], dim = c.params["head_dim"];
+  const std::vector<float> y =
+      testing::hf_rope(floats(in.at("x")), in.ints("positions"), t, heads, dim, 10000.0f, kn);
+  return check(c, "y", tensor(f, {t, heads * dim}, y), recipe);
+}
+
+TEST(RecipeRope, LlamaRopePassesUnderHfRopeOnly) {
+  const Case c = rope_case(ref::Format::bf16, 64, 2, 64, 4096, 5);
+  RopeKnobs kn;
+  kn.table = ref::Format::bf16;
+  kn.products = ref::Format::bf16;
+  const CheckReport hf = check_hf_rope(c, ref::Format::bf16, kn, "hf-rope");
+  EXPECT_TRUE(hf.pass) << to_text(hf);
+  const CheckReport strict = check_hf_rope(c, ref::Format::bf16, kn, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "hf-rope") << to_text(strict);
+}
+
+TEST(RecipeRope, ABf16TableFailsAKernelThatDeclaresF32TablesAtLongPositions) {
+  for (ref::Format f : {ref::Format::f32, ref::Format::bf16}) {
+    const Case c = rope_case(f, 64, 2, 64, int64_t{1} << 20, 6);
+    RopeKnobs good;
+    good.f64_angles = true;
+    const CheckReport ok = check_hf_rope(c, f, good, "angle=f64");
+    EXPECT_TRUE(ok.pass) << to_text(ok);
+    RopeKnobs mutant = good;
+    mutant.table = ref::Format::bf16;
+    const CheckReport r = check_hf_rope(c, f, mutant, "angle=f64");
+    EXPECT_FALSE(r.pass) << ref::format_name(f);
+    EXPECT_EQ(best(r), "strict,angle=f64,table=bf16") << to_text(r);
+  }
+}
+
+// --- Activations: PyTorch's literal forms -------------------------------------------------
+
+CheckReport check_activation(const std::string& op, float (*kernel)(float), double lo,
+                             double hi, const std::string& recipe, uint64_t seed = 11) {
+  const Case c = make_case({{"id", op},
+                            {"op", op},
+                            {"seed", seed},
+                            {"formats", {"f32"}},
+                            {"params", {{"n", 4096}}},
+                            {"inputs", {{"x", {{"dist", "uniform"}, {"lo", lo}, {"hi", hi}}}}}});
+  const InputSet in = reference_inputs(c, ref::Format::f32);
+  std::vector<float> y = floats(in.at("x"));
+  for (float& v : y) v = kernel(v);
+  return check(c, "y", tensor(ref::Format::f32, {4096}, y), recipe);
+}
+
+TEST(RecipeActivations, TorchFormsPassUnderTheirRecipesOnly) {
+  struct Row {
+    std::string op, recipe;
+    float (*kernel)(float);
+    double lo, hi;
+  };
+  for (const Row& r : {Row{"gelu", "torch-gelu", testing::torch_gelu, -12, 6},
+                       Row{"gelu_tanh", "torch-gelu-tanh", testing::torch_gelu_tanh, -12, 6},
+                       Row{"silu", "torch-silu", testing::torch_silu, -100, 20}}) {
+    const CheckReport named = check_activation(r.op, r.kernel, r.lo, r.hi, r.recipe);
+    EXPECT_TRUE(named.pass) << to_text(named);
+    const CheckReport strict = check_activation(r.op, r.kernel, r.lo, r.hi, "strict");
+    EXPECT_FALSE(strict.pass) << r.op;
+    EXPECT_EQ(best(strict), r.recipe) << to_text(strict);
+  }
+}
+
+// --- Inputs and outputs in different formats -------------------------------------------
+
+// A case with input_format f32 and outputs in bf16 (a kernel reading f32 activations and
+// writing bf16): the golden file holds f32 inputs, and its bf16 outputs are the reference of
+// those f32 values. A kernel that rounds its inputs to bf16 first is a different kernel: its
+// outputs differ by about an ulp and fail.
+TEST(RecipeMixedFormats, F32InputsBf16OutputsAreJudgedOnTheF32Values) {
+  const Case c = make_case({{"id", "mixed"},
+                            {"op", "rmsnorm"},
+                            {"seed", 12},
+                            {"formats", {"bf16"}},
+                            {"input_format", "f32"},
+                            {"params", {{"rows", 8}, {"d", 512}, {"eps", 1e-6}}}});
+  const InputSet in = reference_inputs(c, ref::Format::bf16);
+  EXPECT_EQ(in.at("x").dtype(), ref::DType::f32);
+  const SafetensorsContent g = golden_content(c);
+  EXPECT_EQ(g.tensors.at("in.x"), in.at("x"));
+  const auto y_of = [&](bool round_inputs) {
+    std::vector<float> x = floats(in.at("x")), w = floats(in.at("gamma"));
+    if (round_inputs) {
+      for (float& v : x) v = testing::round_to(ref::Format::bf16, v);
+    }
+    std::vector<float> y(x.size());
+    for (int64_t r = 0; r < 8; ++r) {
+      double ss = 0;
+      for (int64_t j = 0; j < 512; ++j) ss += double(x[size_t(r * 512 + j)]) * x[size_t(r * 512 + j)];
+      const double inv = 1 / std::sqrt(ss / 512 + 1e-6);
+      for (int64_t j = 0; j < 512; ++j) {
+        y[size_t(r * 512 + j)] = static_cast<float>(x[size_t(r * 512 + j)] * inv * w[size_t(j)]);
+      }
+    }
+    return tensor(ref::Format::bf16, {8, 512}, y);
+  };
+  EXPECT_TRUE(check(c, "y", y_of(false), "strict").pass);
+  EXPECT_FALSE(check(c, "y", y_of(true), "strict").pass);
+}
+
+}  // namespace
+}  // namespace lmo::oracle

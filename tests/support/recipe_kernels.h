@@ -1,0 +1,171 @@
+// Plain-float kernels written the way the implementations behind the named recipes are
+// (docs/recipes.md), independently of the reference: a FlashAttention-2 forward with key tiles
+// and an online softmax, transformers' LlamaRMSNorm and Llama rotary embedding, PyTorch's
+// literal GELU, GELU-tanh and SiLU. Each takes knobs for what a recipe fixes (a format, an
+// order, a constant) so tests can build both the correct kernel and its mutants.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "reference/formats.h"
+
+namespace lmo::testing {
+
+// x rounded to format f (nothing when empty), as a cast to that dtype does.
+inline float round_to(std::optional<ref::Format> f, float x) {
+  if (!f) return x;
+  return static_cast<float>(ref::decode<double>(*f, ref::encode(*f, static_cast<double>(x))));
+}
+
+struct FlashKnobs {
+  int64_t tile = 16;                       // keys per tile
+  std::optional<ref::Format> probs;        // P̃ = e^(s−m) before P̃V (FlashAttention: storage)
+  std::optional<ref::Format> acc;          // the P̃V accumulator after each add (FA: f32 = none)
+  bool blocked_dot = false;                // q·k summed in two halves (another GEMM order)
+};
+
+// O for q [t_q × h·d], k, v [t_k × g·d] (row-major), causal or not; query head j reads KV head
+// ⌊j·g/h⌋; queries at the last t_q positions. FlashAttention 2's forward pass per query row:
+// for each key tile, the running max m is raised, the running sum l and the output rescaled by
+// e^(m_old − m_new), P̃ formed and added; O / l at the end.
+inline std::vector<float> flash_attention(const std::vector<float>& q, const std::vector<float>& k,
+                                          const std::vector<float>& v, int64_t t_q, int64_t t_k,
+                                          int64_t h, int64_t g, int64_t d, bool causal,
+                                          float scale, const FlashKnobs& kn) {
+  std::vector<float> out(static_cast<size_t>(t_q * h * d));
+  for (int64_t i = 0; i < t_q; ++i) {
+    const int64_t pos = t_k - t_q + i;
+    for (int64_t head = 0; head < h; ++head) {
+      const int64_t kv = head * g / h;
+      const float* qi = &q[static_cast<size_t>((i * h + head) * d)];
+      float m = -std::numeric_limits<float>::infinity(), l = 0;
+      std::vector<float> o(static_cast<size_t>(d), 0.0f), s;
+      for (int64_t j0 = 0; j0 < t_k; j0 += kn.tile) {
+        const int64_t j1 = std::min(t_k, j0 + kn.tile);
+        s.assign(static_cast<size_t>(j1 - j0), 0.0f);
+        float tile_max = -std::numeric_limits<float>::infinity();
+        for (int64_t j = j0; j < j1; ++j) {
+          if (causal && j > pos) continue;
+          const float* kj = &k[static_cast<size_t>((j * g + kv) * d)];
+          float dot = 0, dot2 = 0;
+          for (int64_t c = 0; c < d; ++c) {
+            if (kn.blocked_dot && c >= d / 2) {
+              dot2 += qi[c] * kj[c];
+            } else {
+              dot += qi[c] * kj[c];
+            }
+          }
+          const float sj = (dot + dot2) * scale;
+          s[static_cast<size_t>(j - j0)] = sj;
+          tile_max = std::max(tile_max, sj);
+        }
+        if (tile_max == -std::numeric_limits<float>::infinity()) continue;  // all masked
+        const float m_new = std::max(m, tile_max);
+        const float corr = std::exp(m - m_new);  // 0 on the first tile (m = −∞)
+        l *= corr;
+        for (float& x : o) x = round_to(kn.acc, x * corr);
+        for (int64_t j = j0; j < j1; ++j) {
+          if (causal && j > pos) continue;
+          const float e = std::exp(s[static_cast<size_t>(j - j0)] - m_new);
+          l += e;
+          const float pe = round_to(kn.probs, e);
+          const float* vj = &v[static_cast<size_t>((j * g + kv) * d)];
+          for (int64_t c = 0; c < d; ++c) {
+            o[static_cast<size_t>(c)] = round_to(kn.acc, o[static_cast<size_t>(c)] + pe * vj[c]);
+          }
+        }
+        m = m_new;
+      }
+      for (int64_t c = 0; c < d; ++c) {
+        out[static_cast<size_t>((i * h + head) * d + c)] = o[static_cast<size_t>(c)] / l;
+      }
+    }
+  }
+  return out;
+}
+
+// transformers' LlamaRMSNorm in a storage dtype: hidden = x in f32; variance = mean(hidden²)
+// (summed in blocks of `block`, as a vectorized reduction does); hidden · rsqrt(variance + ε);
+// cast to the storage dtype; times the weight, the product rounded to the storage dtype.
+inline std::vector<float> hf_rmsnorm(const std::vector<float>& x, const std::vector<float>& w,
+                                     int64_t rows, int64_t d, float eps, ref::Format storage,
+                                     int64_t block = 8) {
+  std::vector<float> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = &x[static_cast<size_t>(r * d)];
+    std::vector<float> partial(static_cast<size_t>(block), 0.0f);
+    for (int64_t c = 0; c < d; ++c) partial[static_cast<size_t>(c % block)] += xr[c] * xr[c];
+    float ss = 0;
+    for (float p : partial) ss += p;
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + eps);
+    for (int64_t c = 0; c < d; ++c) {
+      const float n = round_to(storage, xr[c] * inv);
+      y[static_cast<size_t>(r * d + c)] = round_to(storage, n * w[static_cast<size_t>(c)]);
+    }
+  }
+  return y;
+}
+
+struct RopeKnobs {
+  bool f64_angles = false;                 // θ and p·θ, cos and sin in double
+  std::optional<ref::Format> table;        // the cos/sin table's dtype (none: f32)
+  std::optional<ref::Format> products;     // x·cos, x·sin and the sum's dtype (none: f32)
+};
+
+// transformers' Llama rotary embedding (rotate_half layout) on x [tokens × heads·dim]:
+// inv_freq = 1 / base^(2i/dim) in f32, angles = position · inv_freq, cos and sin cast to the
+// table dtype, x·cos + rotate_half(x)·sin in the products' dtype.
+inline std::vector<float> hf_rope(const std::vector<float>& x, const std::vector<int64_t>& pos,
+                                  int64_t tokens, int64_t heads, int64_t dim, float base,
+                                  const RopeKnobs& kn) {
+  const int64_t half = dim / 2;
+  std::vector<float> y(x.size());
+  for (int64_t t = 0; t < tokens; ++t) {
+    std::vector<float> c(static_cast<size_t>(half)), s(static_cast<size_t>(half));
+    for (int64_t i = 0; i < half; ++i) {
+      if (kn.f64_angles) {
+        const double a = static_cast<double>(pos[static_cast<size_t>(t)]) /
+                         std::pow(static_cast<double>(base), 2.0 * static_cast<double>(i) /
+                                                                static_cast<double>(dim));
+        c[static_cast<size_t>(i)] = round_to(kn.table, static_cast<float>(std::cos(a)));
+        s[static_cast<size_t>(i)] = round_to(kn.table, static_cast<float>(std::sin(a)));
+      } else {
+        const float inv = 1.0f / std::pow(base, static_cast<float>(2 * i) / static_cast<float>(dim));
+        const float a = static_cast<float>(pos[static_cast<size_t>(t)]) * inv;
+        c[static_cast<size_t>(i)] = round_to(kn.table, std::cos(a));
+        s[static_cast<size_t>(i)] = round_to(kn.table, std::sin(a));
+      }
+    }
+    for (int64_t hd = 0; hd < heads; ++hd) {
+      const float* xr = &x[static_cast<size_t>((t * heads + hd) * dim)];
+      float* yr = &y[static_cast<size_t>((t * heads + hd) * dim)];
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = xr[i], b = xr[i + half];
+        const float ci = c[static_cast<size_t>(i)], si = s[static_cast<size_t>(i)];
+        yr[i] = round_to(kn.products,
+                         round_to(kn.products, a * ci) - round_to(kn.products, b * si));
+        yr[i + half] = round_to(kn.products,
+                                round_to(kn.products, b * ci) + round_to(kn.products, a * si));
+      }
+    }
+  }
+  return y;
+}
+
+// PyTorch's CPU forms in f32: gelu x·0.5·(1 + erf(x·(1/√2))); gelu tanh 0.5·x·(1 +
+// tanh(√(2/π)·(x + 0.044715·x³))); silu x / (1 + e^−x).
+inline float torch_gelu(float x) {
+  return x * 0.5f * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+}
+inline float torch_gelu_tanh(float x) {
+  const float k = static_cast<float>(std::sqrt(2.0 / M_PI));
+  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+}
+inline float torch_silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+}  // namespace lmo::testing
