@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "fast/norms.h"
 #include "fast/reduce-inl.h"
@@ -239,6 +240,66 @@ void RmsNorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
   });
 }
 
+// Fused residual add + RMSNorm, per row: h = x + r in f32 lanes, stored rounded to S and kept
+// in an f32 scratch row; max |h| and Σ h² (scaled by a power of two where the row needs it, as
+// RmsNormRows) from the scratch; y = h · scale · inv · γ. The norm reads the f32 sums, not the
+// rounded residual (FlashInfer's order, the oracle's strict recipe).
+template <Storage S>
+void FusedAddRmsNormRows(const Elem<S>* x, const Elem<S>* r, const Elem<S>* gamma,
+                         Elem<S>* h_out, Elem<S>* y, int64_t rows, size_t d, float eps) {
+  const hn::ScalableTag<float> df;
+  const size_t n = hn::Lanes(df);
+  parallel_for(rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> h(d);
+    for (int64_t row = begin; row < end; ++row) {
+      const size_t off = static_cast<size_t>(row) * d;
+      size_t j = 0;
+      for (; j + n <= d; j += n) {
+        const auto v = hn::Add(LoadF<S>(df, x + off + j), LoadF<S>(df, r + off + j));
+        hn::StoreU(v, df, h.data() + j);
+        StoreF<S>(df, v, h_out + off + j);
+      }
+      if (j < d) {
+        const size_t left = d - j;
+        const auto v = hn::Add(LoadTailF<S>(df, x + off + j, left, 0.0f),
+                               LoadTailF<S>(df, r + off + j, left, 0.0f));
+        StoreTailF<Storage::f32>(df, v, h.data() + j, left);
+        StoreTailF<S>(df, v, h_out + off + j, left);
+      }
+      const double scale = row_scale(RowMaxAbs<Storage::f32>(df, h.data(), d));
+      const float sum = RowSumSquares<Storage::f32>(df, h.data(), d, static_cast<float>(scale));
+      const double ms = static_cast<double>(sum) / static_cast<double>(d);
+      const auto vs = hn::Set(df, static_cast<float>(scale));
+      const auto inv = hn::Set(
+          df, static_cast<float>(1.0 / std::sqrt(ms + static_cast<double>(eps) * scale * scale)));
+      j = 0;
+      for (; j + n <= d; j += n) {
+        const auto v = hn::Mul(hn::Mul(hn::Mul(hn::LoadU(df, h.data() + j), vs), inv),
+                               LoadF<S>(df, gamma + j));
+        StoreF<S>(df, v, y + off + j);
+      }
+      if (j < d) {
+        const size_t left = d - j;
+        const auto v =
+            hn::Mul(hn::Mul(hn::Mul(LoadTailF<Storage::f32>(df, h.data() + j, left, 0.0f), vs),
+                            inv),
+                    LoadTailF<S>(df, gamma + j, left, 0.0f));
+        StoreTailF<S>(df, v, y + off + j, left);
+      }
+    }
+  });
+}
+
+void FusedAddRmsNorm(Storage s, const void* x, const void* residual, const void* gamma,
+                     void* residual_out, void* y, int64_t rows, int64_t d, float eps) {
+  WithStorage(s, [&](auto tag) {
+    constexpr Storage S = decltype(tag)::value;
+    FusedAddRmsNormRows<S>(static_cast<const Elem<S>*>(x), static_cast<const Elem<S>*>(residual),
+                           static_cast<const Elem<S>*>(gamma), static_cast<Elem<S>*>(residual_out),
+                           static_cast<Elem<S>*>(y), rows, static_cast<size_t>(d), eps);
+  });
+}
+
 void LayerNorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
                int64_t d, float eps) {
   WithStorage(s, [&](auto tag) {
@@ -259,6 +320,22 @@ HWY_AFTER_NAMESPACE();
 namespace lmo::fast {
 HWY_EXPORT(RmsNorm);
 HWY_EXPORT(LayerNorm);
+HWY_EXPORT(FusedAddRmsNorm);
+
+void fused_add_rmsnorm(Storage s, const void* x, const void* residual, const void* gamma,
+                       void* residual_out, void* y, int64_t rows, int64_t d, float eps) {
+  const char* fn = "fused_add_rmsnorm";
+  detail::check_storage(fn, s);
+  detail::check_count(fn, "rows", rows, 0);
+  detail::check_count(fn, "d", d, 1);
+  detail::check_eps(fn, eps);
+  detail::check_ptr(fn, "x", x, rows > 0);
+  detail::check_ptr(fn, "residual", residual, rows > 0);
+  detail::check_ptr(fn, "gamma", gamma, rows > 0);
+  detail::check_ptr(fn, "residual_out", residual_out, rows > 0);
+  detail::check_ptr(fn, "y", y, rows > 0);
+  HWY_DYNAMIC_DISPATCH(FusedAddRmsNorm)(s, x, residual, gamma, residual_out, y, rows, d, eps);
+}
 
 void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows, int64_t d,
              float eps, bool one_plus_gamma) {

@@ -24,4 +24,11 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
 void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
                int64_t rows, int64_t d, float eps);
 
+// Residual add fused with RMSNorm (vLLM's and FlashInfer's fused_add_rmsnorm): h = x + residual
+// formed in f32 and stored once rounded to residual_out (which may alias residual: each element
+// is read before it is written); y = h / sqrt(mean(h²) + ε) · γ from the f32 h. Same errors as
+// rmsnorm.
+void fused_add_rmsnorm(Storage s, const void* x, const void* residual, const void* gamma,
+                       void* residual_out, void* y, int64_t rows, int64_t d, float eps);
+
 }  // namespace lmo::fast

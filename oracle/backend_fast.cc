@@ -45,9 +45,20 @@ constexpr auto* run_norm = &op_adapters::run_norm<FastKernels>;
 constexpr auto* run_elementwise = &op_adapters::run_elementwise<FastKernels>;
 constexpr auto* run_softmax = &op_adapters::run_softmax<FastKernels>;
 
+// fused_add_rmsnorm: x and residual in, the updated residual and y out (outputs in op order).
+void run_fused_add_rmsnorm(const Op& op, fast::Storage s, const InputSet& in,
+                           std::vector<GuardedBuffer>& out) {
+  const NormParams& p = op_adapters::op_as<NormOp>(op).params();
+  fast::fused_add_rmsnorm(s, op_adapters::input_ptr(in, "x"),
+                          op_adapters::input_ptr(in, "residual"),
+                          op_adapters::input_ptr(in, "gamma"), out[0].data(), out[1].data(),
+                          p.rows, p.d, static_cast<float>(p.eps));
+}
+
 const std::map<std::string, Adapter, std::less<>>& adapters() {
   static const std::map<std::string, Adapter, std::less<>> m = {
       {"rmsnorm", run_norm},
+      {"fused_add_rmsnorm", run_fused_add_rmsnorm},
       {"rmsnorm_gemma", run_norm},
       {"layernorm", run_norm},
       {"relu", run_elementwise},

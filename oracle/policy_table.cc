@@ -36,6 +36,10 @@ constexpr PolicyEntry kTable[] = {
      "RMS reduction over d, then x·(1 + w): a reduction, judged against the naive run"},
     {"layernorm", "", naive_policy(),
      "mean and variance over d with cancellation in x − mean: a reduction"},
+    {"fused_add_rmsnorm", "residual", ulp_policy(0, 0, kMargin),
+     "x + r is one addition, correctly rounded in f32; margin: the second rounding to narrow"},
+    {"fused_add_rmsnorm", "y", naive_policy(),
+     "RMSNorm of x + r: a reduction over d, judged against the naive run"},
 
     // Elementwise activations and GLU gates.
     {"relu", "", ulp_policy(0, 0),

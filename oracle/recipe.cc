@@ -55,6 +55,12 @@ const std::vector<NamedRecipe>& named_recipes() {
        {{"form", "rsqrt"}, {"inv_rms", "f32"}, {"normed", "storage"}},
        "transformers' LlamaRMSNorm: x·rsqrt(mean(x²)+ε) in f32, cast to the input dtype, then "
        "times the weight in that dtype"},
+      {"vllm-fused-add-rmsnorm",
+       {"fused_add_rmsnorm"},
+       {{"sum", "storage"}, {"form", "rsqrt"}, {"inv_rms", "f32"}, {"normed", "storage"}},
+       "vLLM's fused_add_rms_norm kernel: z = input + residual in the input dtype (stored as the "
+       "residual and normalized as stored), rsqrtf of the f32 mean square, (x·rms) cast to the "
+       "dtype, times the weight"},
       {"hf-rope",
        {"rope"},
        {{"angle", "f32"}, {"table", "storage"}, {"products", "storage"}},

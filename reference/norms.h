@@ -157,6 +157,37 @@ Mat<T> rmsnorm(const Mat<T>& x, std::span<const T> gamma, const T& eps,
       x, [&](std::span<const T> r) { return rmsnorm<T, Acc>(r, gamma, eps, rounding); });
 }
 
+// Residual add fused with RMSNorm (vLLM's and FlashInfer's fused_add_rmsnorm; a decoder
+// layer's "h = h + sublayer(x); y = RMSNorm(h)"): the updated residual h = x + r, and y =
+// RMSNorm(h)·γ. h is formed in T; `round_sum`, where set, is applied to h before the norm (a
+// kernel that normalizes the residual as it stored it, rounded: vLLM), never to the returned h.
+template <class T>
+struct FusedAddNorm {
+  Mat<T> residual;  // x + r
+  Mat<T> y;
+};
+
+template <class T, class Acc = T>
+FusedAddNorm<T> fused_add_rmsnorm(const Mat<T>& x, const Mat<T>& r, std::span<const T> gamma,
+                                  const T& eps, const NormRounding<T>& rounding = {},
+                                  const std::function<T(const T&)>& round_sum = {}) {
+  if (x.rows != r.rows || x.cols != r.cols) {
+    throw std::invalid_argument("fused_add_rmsnorm: x is " + std::to_string(x.rows) + "x" +
+                                std::to_string(x.cols) + " but the residual " +
+                                std::to_string(r.rows) + "x" + std::to_string(r.cols));
+  }
+  FusedAddNorm<T> out{Mat<T>(x.rows, x.cols), Mat<T>()};
+  for (size_t i = 0; i < x.data.size(); ++i) out.residual.data[i] = x.data[i] + r.data[i];
+  if (!round_sum) {
+    out.y = rmsnorm<T, Acc>(out.residual, gamma, eps, rounding);
+    return out;
+  }
+  Mat<T> held = out.residual;
+  for (T& v : held.data) v = round_sum(v);
+  out.y = rmsnorm<T, Acc>(held, gamma, eps, rounding);
+  return out;
+}
+
 template <class T, class Acc = T>
 Mat<T> rmsnorm_gemma(const Mat<T>& x, std::span<const T> gamma, const T& eps) {
   return detail::map_rows(

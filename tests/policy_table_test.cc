@@ -20,6 +20,7 @@ namespace {
 // The registry's op names (the list).
 const std::set<std::string> kRegistryOps = {"rmsnorm",
                                             "rmsnorm_gemma",
+                                            "fused_add_rmsnorm",
                                             "layernorm",
                                             "relu",
                                             "gelu",
@@ -65,7 +66,7 @@ TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
     EXPECT_EQ(e.justification.find('\n'), std::string_view::npos);  // one line
     EXPECT_TRUE(seen.insert({std::string(e.op), std::string(e.output)}).second) << "duplicate";
   }
-  EXPECT_EQ(policy_table().size(), 34u);
+  EXPECT_EQ(policy_table().size(), 36u);
 }
 
 TEST(PolicyTable, EveryRegistryOpHasAPolicy) {
@@ -80,7 +81,9 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
   for (const PolicyEntry& e : policy_table()) {
     SCOPED_TRACE(std::string(e.op) + "/" + std::string(e.output));
     const Policy& p = e.policy;
-    const bool elementwise = kElementwise.count(std::string(e.op)) > 0;
+    // fused_add_rmsnorm's updated residual is one addition per element; its y is a reduction.
+    const bool elementwise = kElementwise.count(std::string(e.op)) > 0 ||
+                             (e.op == "fused_add_rmsnorm" && e.output == "residual");
     EXPECT_EQ(p.kind == PolicyKind::kUlp, elementwise);
     switch (p.kind) {
       case PolicyKind::kUlp:

@@ -12,10 +12,15 @@ std::vector<InputDecl> NormOp::inputs() const {
   std::vector<InputDecl> v = {{"x", {p_.rows, p_.d}, Dist::kNormal, 0, 1},
                               {"gamma", {p_.d}, Dist::kNormal, gamma_mean, 0.1}};
   if (p_.kind == NormKind::kLayer) v.push_back({"beta", {p_.d}, Dist::kNormal, 0, 0.1});
+  // The residual stream: larger than the sublayer output x added to it.
+  if (p_.kind == NormKind::kFusedAddRms) {
+    v.push_back({"residual", {p_.rows, p_.d}, Dist::kNormal, 0, 4});
+  }
   return v;
 }
 
 std::vector<OutputDecl> NormOp::outputs() const {
+  if (p_.kind == NormKind::kFusedAddRms) return {{"residual", {p_.rows, p_.d}}, {"y", {p_.rows, p_.d}}};
   return {{"y", {p_.rows, p_.d}}};
 }
 
@@ -37,6 +42,14 @@ Outputs<T> NormOp::compute(const InputSet& in) const {
       y = ref::layernorm<T>(x, gamma, beta, eps);
       break;
     }
+    case NormKind::kFusedAddRms: {
+      const ref::Mat<T> r(p_.rows, p_.d, in.values<T>("residual"));
+      ref::FusedAddNorm<T> f = ref::fused_add_rmsnorm<T>(x, r, gamma, eps);
+      Outputs<T> out(2);
+      out[0].values = std::move(f.residual.data);
+      out[1].values = std::move(f.y.data);
+      return out;
+    }
   }
   Outputs<T> out(1);
   out[0].values = std::move(y.data);
@@ -44,7 +57,16 @@ Outputs<T> NormOp::compute(const InputSet& in) const {
 }
 
 std::vector<RoundingPoint> NormOp::rounding_points() const {
-  if (p_.kind != NormKind::kRms) return {};
+  if (p_.kind != NormKind::kRms && p_.kind != NormKind::kFusedAddRms) return {};
+  std::vector<RoundingPoint> v;
+  if (p_.kind == NormKind::kFusedAddRms) {
+    v.push_back({"sum", {}, "f32", "x + r as the norm reads it (vLLM: the stored, rounded sum)"});
+  }
+  for (RoundingPoint& p : rms_points()) v.push_back(std::move(p));
+  return v;
+}
+
+std::vector<RoundingPoint> NormOp::rms_points() {
   return {{"form", {"divide", "rsqrt"}, "divide",
            "divide: x / sqrt(mean(x²) + ε) as written; rsqrt: x · (1/sqrt(·)) with the "
            "reciprocal held"},
@@ -54,13 +76,24 @@ std::vector<RoundingPoint> NormOp::rounding_points() const {
 
 template <class T>
 Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
-  if (p_.kind != NormKind::kRms) return compute<T>(in);  // no points: only +ftz applies
+  if (p_.kind != NormKind::kRms && p_.kind != NormKind::kFusedAddRms) {
+    return compute<T>(in);  // no points: only +ftz applies
+  }
   const ref::Mat<T> x(p_.rows, p_.d, in.values<T>("x"));
   const std::vector<T> gamma = in.values<T>("gamma");
   ref::NormRounding<T> r;
   r.multiply_by_inverse = recipe.choice("form") == "rsqrt";
   r.inv_rms = point_rounding<T>(recipe, "inv_rms");
   r.normed = point_rounding<T>(recipe, "normed");
+  if (p_.kind == NormKind::kFusedAddRms) {
+    const ref::Mat<T> res(p_.rows, p_.d, in.values<T>("residual"));
+    ref::FusedAddNorm<T> f =
+        ref::fused_add_rmsnorm<T>(x, res, gamma, T(p_.eps), r, point_rounding<T>(recipe, "sum"));
+    Outputs<T> out(2);
+    out[0].values = std::move(f.residual.data);
+    out[1].values = std::move(f.y.data);
+    return out;
+  }
   Outputs<T> out(1);
   out[0].values = ref::rmsnorm<T>(x, gamma, T(p_.eps), r).data;
   return out;
@@ -87,6 +120,8 @@ void add_norm_ops(std::vector<OpInfo>& ops) {
                           "y = x / sqrt(mean(x²) + ε) · (1 + γ)"));
   ops.push_back(
       norm_info("layernorm", NormKind::kLayer, "F01", "y = (x − μ) / sqrt(σ² + ε) · γ + β"));
+  ops.push_back(norm_info("fused_add_rmsnorm", NormKind::kFusedAddRms, "F02",
+                          "h = x + residual (an output), then y = RMSNorm(h) · γ"));
 }
 
 }  // namespace lmo::oracle

@@ -1,5 +1,7 @@
-// Oracle ops of F01/F02: rmsnorm, rmsnorm_gemma (1 + γ), layernorm over rows × d.
-// Inputs x [rows, d], gamma [d] (and beta [d]); output y [rows, d], judged row by row.
+// Oracle ops of F01/F02: rmsnorm, rmsnorm_gemma (1 + γ), layernorm over rows × d, and
+// fused_add_rmsnorm (the residual add fused with RMSNorm, vLLM's and FlashInfer's kernel).
+// Inputs x [rows, d], gamma [d] (and beta [d]; fused: residual [rows, d]); output y [rows, d]
+// (fused: the updated residual x + r first, then y).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +10,7 @@
 
 namespace lmo::oracle {
 
-enum class NormKind : uint8_t { kRms, kRmsGemma, kLayer };
+enum class NormKind : uint8_t { kRms, kRmsGemma, kLayer, kFusedAddRms };
 
 struct NormParams {
   NormKind kind = NormKind::kRms;
@@ -23,15 +25,17 @@ class NormOp : public GenericOp<NormOp> {
   const NormParams& params() const { return p_; }
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
-  double cost() const override { return 4.0 * static_cast<double>(p_.rows * p_.d); }
+  double cost() const override { return 5.0 * static_cast<double>(p_.rows * p_.d); }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
-  // rmsnorm: form (divide | rsqrt), inv_rms and normed (formats): ref::NormRounding.
+  // rmsnorm: form (divide | rsqrt), inv_rms and normed (formats): ref::NormRounding;
+  // fused_add_rmsnorm: sum (the format of x + r as the norm reads it) and the same.
   std::vector<RoundingPoint> rounding_points() const override;
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
+  static std::vector<RoundingPoint> rms_points();
   NormParams p_;
 };
 
