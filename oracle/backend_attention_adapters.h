@@ -64,7 +64,24 @@ void run_attention(const Op& op, typename K::Storage s, const InputSet& in,
   a.doc_ids = cfg.document_ids.empty() ? nullptr : cfg.document_ids.data();
   a.softcap = cap;
   a.scale = static_cast<float>(p.scale);
-  K::attention(s, q, k, v, out[0].data(), a);
+  if (p.cu_seqlens.empty()) {
+    K::attention(s, q, k, v, out[0].data(), a);
+    return;
+  }
+  // Packed sequences (varlen): the kernel on each sequence's rows, as FlashAttention's varlen
+  // entry point does per sequence.
+  const size_t bytes = s == K::Storage::f32 ? 4 : 2;  // bf16 and f16 are 16-bit patterns
+  const auto at = [bytes](const void* base, int64_t row, int64_t width) {
+    return static_cast<const char*>(base) + static_cast<size_t>(row * width) * bytes;
+  };
+  const int64_t qw = p.heads * p.head_dim, kw = p.kv_heads * p.head_dim;
+  auto* o = static_cast<char*>(out[0].data());
+  for (size_t i = 0; i + 1 < p.cu_seqlens.size(); ++i) {
+    const int64_t b = p.cu_seqlens[i], e = p.cu_seqlens[i + 1];
+    a.q_len = a.kv_len = e - b;
+    K::attention(s, at(q, b, qw), at(k, b, kw), at(v, b, kw),
+                 o + static_cast<size_t>(b * qw) * bytes, a);
+  }
 }
 
 // mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.

@@ -38,6 +38,10 @@ void ParamReader::fail(std::string_view key, const std::string& expectation) con
   throw InputError(file_, field(key), expectation);
 }
 
+bool ParamReader::has(std::string_view key) const {
+  return params_.is_object() && params_.contains(std::string(key));
+}
+
 const nlohmann::json* ParamReader::find(std::string_view key) {
   used_.emplace(key);
   const auto it = params_.find(std::string(key));

@@ -34,6 +34,8 @@ class ParamReader {
                      std::optional<std::string> fallback = std::nullopt);
   // A list of integers, each in [lo, hi]; required.
   std::vector<int64_t> integers(std::string_view key, int64_t lo, int64_t hi);
+  // Whether the key is present (for an optional list: integers() when it is).
+  bool has(std::string_view key) const;
 
   // An error about this object's field key, for cross-field checks ("h must be divisible by g").
   [[noreturn]] void fail(std::string_view key, const std::string& expectation) const;

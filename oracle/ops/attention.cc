@@ -44,6 +44,10 @@ Outputs<T> AttentionOp::compute(const InputSet& in) const {
   const ref::Mat<T> k(p_.tokens, gd, in.values<T>("k"));
   const ref::Mat<T> v(p_.tokens, gd, in.values<T>("v"));
   Outputs<T> out(1);
+  if (!p_.cu_seqlens.empty()) {
+    out[0].values = varlen_attention<T>(q, k, v, {});
+    return out;
+  }
   if (!p_.decode) {
     out[0].values = ref::attention<T>(q, k, v, cfg_).data;
     return out;
@@ -82,7 +86,27 @@ Outputs<T> AttentionOp::compute(const InputSet& in, const BoundRecipe& recipe) c
   // F16's decode step is attention of its one query over the whole cache (reference/kv_cache.h,
   // decode_step), the query at the last position: the same call serves both ops.
   Outputs<T> out(1);
-  out[0].values = ref::attention<T>(q, k, v, cfg_, r).data;
+  out[0].values = p_.cu_seqlens.empty() ? ref::attention<T>(q, k, v, cfg_, r).data
+                                        : varlen_attention<T>(q, k, v, r);
+  return out;
+}
+
+template <class T>
+std::vector<T> AttentionOp::varlen_attention(const ref::Mat<T>& q, const ref::Mat<T>& k,
+                                             const ref::Mat<T>& v,
+                                             const ref::AttentionRounding<T>& r) const {
+  // The reference's attention on each packed sequence's rows, side by side.
+  const auto rows = [](const ref::Mat<T>& m, int64_t b, int64_t e) {
+    return ref::Mat<T>(e - b, m.cols,
+                       std::vector<T>(m.data.begin() + b * m.cols, m.data.begin() + e * m.cols));
+  };
+  std::vector<T> out;
+  out.reserve(q.data.size());
+  for (size_t s = 0; s + 1 < p_.cu_seqlens.size(); ++s) {
+    const int64_t b = p_.cu_seqlens[s], e = p_.cu_seqlens[s + 1];
+    const ref::Mat<T> o = ref::attention<T>(rows(q, b, e), rows(k, b, e), rows(v, b, e), cfg_, r);
+    out.insert(out.end(), o.data.begin(), o.data.end());
+  }
   return out;
 }
 
@@ -117,6 +141,23 @@ std::unique_ptr<Op> make_attention(ParamReader& r) {
     // A window longer than the sequence is legal (a short prompt to Mistral): it hides nothing.
     p.window = r.integer("window", 1, kMaxPosition);
   }
+  if (r.has("cu_seqlens")) {
+    // FlashAttention's varlen layout: 0, the end of each sequence, the total.
+    if (mask == "document") {
+      r.fail("cu_seqlens",
+             "expected no document mask with packed sequences (each is its own document)");
+    }
+    p.cu_seqlens = r.integers("cu_seqlens", 0, p.tokens);
+    if (p.cu_seqlens.size() < 2 || p.cu_seqlens.front() != 0 || p.cu_seqlens.back() != p.tokens) {
+      r.fail("cu_seqlens", "expected [0, …, tokens = " + std::to_string(p.tokens) +
+                               "]: the cumulative sequence lengths");
+    }
+    for (size_t i = 1; i < p.cu_seqlens.size(); ++i) {
+      if (p.cu_seqlens[i] <= p.cu_seqlens[i - 1]) {
+        r.fail("cu_seqlens", "expected strictly increasing offsets (no empty sequence)");
+      }
+    }
+  }
   if (mask == "document") {
     p.mask = ref::MaskKind::kDocument;
     p.doc_starts = r.integers("doc_starts", 1, p.tokens - 1);
@@ -144,7 +185,8 @@ std::unique_ptr<Op> make_decode(ParamReader& r) {
 void add_attention_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"attention", "F15",
                  "softmax(QKᵀ·scale (soft-capped) + mask) V, scale 1/√d unless given; h query "
-                 "heads on g KV heads (default h); causal, sliding window, document mask",
+                 "heads on g KV heads (default h); causal, sliding window, document mask; "
+                 "packed sequences (cu_seqlens)",
                  make_attention});
   ops.push_back({"attention_decode", "F15, F16",
                  "one query token against a KV cache of cache_len tokens (GQA, optional window)",

@@ -25,6 +25,10 @@ struct AttentionParams {
   double scale = 0;                 // multiplies q·k; 0: 1/√d (Gemma 2 sets its own)
   double softcap = 0;               // 0: none; else s ↦ cap·tanh(s/cap) on the scaled logits
   double input_std = 1;             // standard deviation of q and k
+  // Ragged prefill (FlashAttention's varlen interface): sequences packed one after another,
+  // sequence s at rows [cu_seqlens[s], cu_seqlens[s+1]); each attends only within itself, with
+  // the mask (none, causal, window) applied to its own positions. Empty: one sequence.
+  std::vector<int64_t> cu_seqlens;
 
   int64_t queries() const { return decode ? 1 : tokens; }
 };
@@ -51,6 +55,9 @@ class AttentionOp : public GenericOp<AttentionOp> {
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
+  template <class T>
+  std::vector<T> varlen_attention(const ref::Mat<T>& q, const ref::Mat<T>& k,
+                                  const ref::Mat<T>& v, const ref::AttentionRounding<T>& r) const;
   AttentionParams p_;
   ref::AttentionConfig cfg_;
 };

@@ -28,6 +28,16 @@ void write_exact_table(const RopeParams& p, const InputSet& earlier, ref::Tensor
 std::vector<InputDecl> RopeOp::inputs() const {
   std::vector<InputDecl> v = {{"x", {p_.tokens, width()}, Dist::kNormal, 0, 1},
                               positions_input(p_.tokens, p_.positions)};
+  if (!p_.cu_seqlens.empty()) {
+    // Positions from the packing (RopeParams::cu_seqlens), not drawn.
+    v[1].computed = [p = p_](const InputSet&, ref::Tensor& t) {
+      for (size_t s = 0; s + 1 < p.cu_seqlens.size(); ++s) {
+        for (int64_t i = p.cu_seqlens[s]; i < p.cu_seqlens[s + 1]; ++i) {
+          t.set(i, static_cast<double>(p.position_offsets[s] + i - p.cu_seqlens[s]));
+        }
+      }
+    };
+  }
   if (p_.from_table) {
     InputDecl table("cos_sin", {p_.tokens, p_.rotary_dims}, Dist::kUniform, 0, 1,
                     p_.table_in_storage ? std::nullopt : std::optional(ref::DType::f32));
@@ -161,6 +171,39 @@ void read_rope_scaling(ParamReader& r, RopeParams& p, const std::vector<std::str
 
 namespace {
 
+// cu_seqlens ([0, …, tokens], strictly increasing) and position_offsets (one per sequence,
+// default 0), each sequence's last position within the position range.
+void read_packing(ParamReader& r, RopeParams& p) {
+  p.cu_seqlens = r.integers("cu_seqlens", 0, p.tokens);
+  const auto n = static_cast<int64_t>(p.cu_seqlens.size());
+  if (n < 2 || p.cu_seqlens.front() != 0 || p.cu_seqlens.back() != p.tokens) {
+    r.fail("cu_seqlens", "expected [0, …, tokens = " + std::to_string(p.tokens) +
+                             "]: the cumulative sequence lengths");
+  }
+  for (int64_t i = 1; i < n; ++i) {
+    if (p.cu_seqlens[static_cast<size_t>(i)] <= p.cu_seqlens[static_cast<size_t>(i - 1)]) {
+      r.fail("cu_seqlens", "expected strictly increasing offsets (no empty sequence)");
+    }
+  }
+  p.position_offsets = r.has("position_offsets")
+                           ? r.integers("position_offsets", 0, kMaxPosition)
+                           : std::vector<int64_t>(static_cast<size_t>(n - 1), 0);
+  if (static_cast<int64_t>(p.position_offsets.size()) != n - 1) {
+    r.fail("position_offsets", "expected one offset per sequence (" + std::to_string(n - 1) + ")");
+  }
+  for (int64_t s = 0; s + 1 < n; ++s) {
+    const int64_t first = p.position_offsets[static_cast<size_t>(s)];
+    const int64_t last = first + p.cu_seqlens[static_cast<size_t>(s + 1)] -
+                         p.cu_seqlens[static_cast<size_t>(s)] - 1;
+    if (first < p.positions.min || last >= p.positions.max) {
+      r.fail("position_offsets", "sequence " + std::to_string(s) + " spans positions " +
+                                     std::to_string(first) + " … " + std::to_string(last) +
+                                     ", expected them in [" + std::to_string(p.positions.min) +
+                                     ", " + std::to_string(p.positions.max) + ")");
+    }
+  }
+}
+
 std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
   RopeParams p;
   p.from_table = from_table;
@@ -180,6 +223,7 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
   // file (lmoracle ref) need none, and a given max_position bounds them.
   p.positions = read_position_range(r, "max_position", kMaxPosition);
   read_rope_scaling(r, p, {"none", "pi", "ntk", "yarn", "llama31"}, true);
+  if (r.has("cu_seqlens")) read_packing(r, p);
   if (from_table) p.table_in_storage = r.choice("table", {"f32", "storage"}, "f32") == "storage";
   if (static_cast<double>(p.tokens) * static_cast<double>(p.heads * p.head_dim) >
       static_cast<double>(int64_t{1} << 28)) {
@@ -193,7 +237,8 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
 void add_rope_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"rope", "F10, F11",
                  "rotate pairs by p·θ_k (interleaved | half_split, partial; none | pi | ntk | "
-                 "yarn | llama31), angles from integer positions",
+                 "yarn | llama31), angles from integer positions (or packed: cu_seqlens, "
+                 "position_offsets)",
                  [](ParamReader& r) { return make_rope(r, false); }});
   ops.push_back({"rope_table", "F10, F11",
                  "the same rotation from a precomputed cos/sin table input (f32 or storage)",

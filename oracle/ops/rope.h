@@ -53,6 +53,11 @@ struct RopeParams {
   double low_freq_factor = 1, high_freq_factor = 4;  // llama31
   double beta_fast = 32, beta_slow = 1;              // yarn
   bool attention_factor = false;  // yarn: cos and sin times 0.1·ln s + 1 (HF rope_type "yarn")
+  // Packed sequences (ragged prefill): token t of sequence s, at rows [cu_seqlens[s],
+  // cu_seqlens[s+1]), sits at position position_offsets[s] + (t − cu_seqlens[s]): positions
+  // restart per sequence, or continue a cached prefix (chunked prefill). Empty: random positions.
+  std::vector<int64_t> cu_seqlens;
+  std::vector<int64_t> position_offsets;
 };
 
 // θ_k (r/2 values) by the case's scaling rule, evaluated in T as written (reference/
