@@ -202,7 +202,7 @@ class Verdict:
     recipe: str
     outputs: dict
     report: str
-    diagnosis: Optional[str] = None
+    diagnosis: Optional[list] = None
 
     def __bool__(self):
         return self.passed
