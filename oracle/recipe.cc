@@ -66,12 +66,12 @@ const std::vector<NamedRecipe>& named_recipes() {
        {{"angle", "f32"}, {"table", "storage"}, {"products", "storage"}},
        "transformers' Llama rotary embedding: f32 inv_freq and angles, cos/sin cast to the "
        "input dtype, q·cos + rotate_half(q)·sin in that dtype"},
-      {"torch-gelu", {"gelu"}, {{"form", "literal"}},
+      {"torch-gelu", {"gelu", "geglu_gate"}, {{"form", "literal"}},
        "torch.nn.functional.gelu: x/2·(1 + erf(x/√2)) in f32, erf within A&S 7.1.26's 1.5e-7 "
        "(ATen's CPU kernel)"},
-      {"torch-gelu-tanh", {"gelu_tanh"}, {{"form", "literal"}},
+      {"torch-gelu-tanh", {"gelu_tanh", "geglu_tanh_gate"}, {{"form", "literal"}},
        "torch.nn.functional.gelu(approximate=\"tanh\"): x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))"},
-      {"torch-silu", {"silu"}, {{"form", "literal"}},
+      {"torch-silu", {"silu", "swiglu_gate"}, {{"form", "literal"}},
        "torch.nn.functional.silu: x/(1 + e^−x), −0 where e^−x overflows (x < −88.7 in f32)"},
   };
   return kRecipes;

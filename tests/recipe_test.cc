@@ -297,6 +297,34 @@ TEST(RecipeActivations, TorchFormsPassUnderTheirRecipesOnly) {
   }
 }
 
+TEST(RecipeActivations, TorchGatesPassUnderTheirRecipesOnly) {
+  // F.silu(a) * b and F.gelu(a) * b in f32, as a transformers MLP computes its gate.
+  struct Row {
+    std::string op, recipe;
+    float (*act)(float);
+    double lo, hi;
+  };
+  for (const Row& r : {Row{"swiglu_gate", "torch-silu", testing::torch_silu, -100, 20},
+                       Row{"geglu_gate", "torch-gelu", testing::torch_gelu, -12, 6}}) {
+    const Case c = make_case({{"id", r.op},
+                              {"op", r.op},
+                              {"seed", 13},
+                              {"formats", {"f32"}},
+                              {"params", {{"n", 2048}}},
+                              {"inputs", {{"a", {{"dist", "uniform"}, {"lo", r.lo}, {"hi", r.hi}}}}}});
+    const InputSet in = reference_inputs(c, ref::Format::f32);
+    const std::vector<float> a = floats(in.at("a")), b = floats(in.at("b"));
+    std::vector<float> y(a.size());
+    for (size_t i = 0; i < a.size(); ++i) y[i] = r.act(a[i]) * b[i];
+    const ref::Tensor t = tensor(ref::Format::f32, {2048}, y);
+    const CheckReport named = check(c, "y", t, r.recipe);
+    EXPECT_TRUE(named.pass) << to_text(named);
+    const CheckReport strict = check(c, "y", t, "strict");
+    EXPECT_FALSE(strict.pass) << r.op;
+    EXPECT_EQ(best(strict), r.recipe) << to_text(strict);
+  }
+}
+
 // --- Inputs and outputs in different formats -------------------------------------------
 
 // A case with input_format f32 and outputs in bf16 (a kernel reading f32 activations and

@@ -122,8 +122,9 @@ constexpr double kLibmUlps = 2;
 // (x → 0) it is many ulps of erf, which is where F.gelu's outputs show it.
 constexpr double kErfAbsError = 1.5e-7 * 16777216.0 + 8;
 
+// The activations, and the GLU gates over them, that have a literal form besides the stable one.
 bool has_form(const ElementwiseParams& p) {
-  return p.kind == ElementwiseKind::kActivation &&
+  return p.kind != ElementwiseKind::kSoftcap &&
          (p.act == ref::Activation::kGELU || p.act == ref::Activation::kGELUTanh ||
           p.act == ref::Activation::kSiLU);
 }
@@ -168,13 +169,19 @@ template <class T>
 Outputs<T> ElementwiseOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
   if (!has_form(p_)) return compute<T>(in);  // no points: only +ftz applies
   const bool literal = p_.literal || recipe.choice("form") == "literal";
-  const std::vector<T> x = in.values<T>("x");
+  const bool gate = p_.kind == ElementwiseKind::kGluGate;
+  const std::vector<T> x = in.values<T>(gate ? "a" : "x");
   Outputs<T> out(1);
-  out[0].values = ref::activate<T>(p_.act, x, literal);
+  const std::vector<T> act = ref::activate<T>(p_.act, x, literal);
+  const std::vector<T> b = gate ? in.values<T>("b") : std::vector<T>{};
+  out[0].values = gate ? ref::glu_gate<T>(x, b, p_.act, literal) : act;
   if (literal) {
+    // A gate act(a)·b carries the activation's errors times |b|, and rounds the product (u·|y|).
     for (size_t i = 0; i < x.size(); ++i) {
+      const double s = literal_error_scale(p_.act, ref::to_double(x[i]), ref::to_double(act[i]));
+      const double y = ref::to_double(out[0].values[i]);
       out[0].error_scale.push_back(
-          literal_error_scale(p_.act, ref::to_double(x[i]), ref::to_double(out[0].values[i])));
+          gate ? s * std::fabs(ref::to_double(b[i])) + std::fabs(y) : s);
     }
   }
   return out;
