@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -30,11 +31,20 @@ T row_max(std::span<const T> z) {
   return m;
 }
 
+// Rounding points of a simulated softmax kernel ([recipes], oracle/recipe.h); the reference and
+// the strict naive kernel set none. With hooks, Acc is T.
+template <class T>
+struct SoftmaxRounding {
+  std::function<T(const T&)> exps;  // each e^{z−m} (cross-entropy: also the gradient's p)
+  std::function<T(const T&)> sum;   // the running Σ e^{z−m}, after each addition
+};
+
 // log Z = log Σ_i e^{z_i}. With subtract_max (the default, and what every real kernel does)
 // it is evaluated as m + log Σ e^{z_i − m}, m = max z: equal in exact arithmetic, and the only
 // form that does not overflow in a narrow format. The sum accumulates in Acc.
 template <class T, class Acc = T>
-T logsumexp(std::span<const T> z, bool subtract_max = true) {
+T logsumexp(std::span<const T> z, bool subtract_max = true,
+            const SoftmaxRounding<T>& rounding = {}) {
   using std::exp;
   using std::isinf;
   using std::log;
@@ -42,13 +52,19 @@ T logsumexp(std::span<const T> z, bool subtract_max = true) {
   const T m = subtract_max ? row_max(z) : T(0);
   if (subtract_max && isinf(m)) return m;  // all −inf: log 0 = −inf; any +inf: +inf
   Acc s(0);
-  for (const T& v : z) s = s + convert<Acc>(T(exp(T(v - m))));
+  for (const T& v : z) {
+    T e = exp(T(v - m));
+    if (rounding.exps) e = rounding.exps(e);
+    s = s + convert<Acc>(e);
+    if (rounding.sum) s = convert<Acc>(rounding.sum(convert<T>(s)));
+  }
   return T(m + T(log(convert<T>(s))));
 }
 
 // P(y = i) = e^{z_i} / Z, evaluated as e^{z_i − m} / Σ_j e^{z_j − m} (see logsumexp).
 template <class T, class Acc = T>
-std::vector<T> softmax(std::span<const T> z, bool subtract_max = true) {
+std::vector<T> softmax(std::span<const T> z, bool subtract_max = true,
+                       const SoftmaxRounding<T>& rounding = {}) {
   using std::exp;
   if (z.empty()) throw std::invalid_argument("softmax: empty row");
   const T m = subtract_max ? row_max(z) : T(0);
@@ -56,7 +72,9 @@ std::vector<T> softmax(std::span<const T> z, bool subtract_max = true) {
   Acc s(0);
   for (size_t i = 0; i < z.size(); ++i) {
     e[i] = exp(T(z[i] - m));
+    if (rounding.exps) e[i] = rounding.exps(e[i]);
     s = s + convert<Acc>(e[i]);
+    if (rounding.sum) s = convert<Acc>(rounding.sum(convert<T>(s)));
   }
   const T total = convert<T>(s);
   for (T& v : e) v = v / total;
@@ -168,17 +186,19 @@ struct LossRow {
 // with p_j = e^{z'_j − log Z} and ∂z'_j/∂z_j = 1 − tanh²(z_j/cap) (softcap_grad) or 1.
 template <class T, class Acc = T>
 LossRow<T> softmax_cross_entropy(std::span<const T> z, int64_t target, const T& lambda,
-                                 std::optional<T> cap = std::nullopt, bool subtract_max = true) {
+                                 std::optional<T> cap = std::nullopt, bool subtract_max = true,
+                                 const SoftmaxRounding<T>& rounding = {}) {
   using std::exp;
   detail::check_target("softmax_cross_entropy", z.size(), target);
   if (cap) detail::check_cap("softmax_cross_entropy", *cap);
   const std::vector<T> zc = cap ? softcap(z, *cap) : std::vector<T>(z.begin(), z.end());
-  const T lse = logsumexp<T, Acc>(std::span<const T>(zc), subtract_max);
+  const T lse = logsumexp<T, Acc>(std::span<const T>(zc), subtract_max, rounding);
   const T ce = T(-zc[static_cast<size_t>(target)]) + lse;
   LossRow<T> out{ce + T(lambda * T(lse * lse)), lse, std::vector<T>(z.size())};
   const T coef = T(T(2) * lambda) * lse;
   for (size_t j = 0; j < z.size(); ++j) {
-    const T p = exp(T(zc[j] - lse));
+    T p = exp(T(zc[j] - lse));
+    if (rounding.exps) p = rounding.exps(p);
     const T pm = static_cast<int64_t>(j) == target ? T(p - T(1)) : p;
     T g = pm + T(coef * p);
     if (cap) g = g * softcap_grad(z[j], *cap);

@@ -4,6 +4,8 @@
 // mutants fail and the diagnosis names what each mutant does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -323,6 +325,38 @@ TEST(RecipeActivations, TorchGatesPassUnderTheirRecipesOnly) {
     EXPECT_FALSE(strict.pass) << r.op;
     EXPECT_EQ(best(strict), r.recipe) << to_text(strict);
   }
+}
+
+// --- Softmax: a kernel that keeps its exponentials in bf16 -----------------------------
+
+TEST(RecipeSoftmax, Bf16ExponentialsFailStrictAndAreNamed) {
+  const Case c = make_case({{"id", "sm"},
+                            {"op", "softmax"},
+                            {"seed", 14},
+                            {"formats", {"f32"}},
+                            {"params", {{"rows", 8}, {"n", 256}}}});
+  const InputSet in = reference_inputs(c, ref::Format::f32);
+  const std::vector<float> z = floats(in.at("z"));
+  // Row max, e = bf16(exp(z − m)) summed in f32 in blocks of 8, then e / Σ.
+  std::vector<float> y(z.size());
+  for (size_t r = 0; r < 8; ++r) {
+    float m = z[r * 256];
+    for (size_t j = 0; j < 256; ++j) m = std::max(m, z[r * 256 + j]);
+    float part[8] = {};
+    for (size_t j = 0; j < 256; ++j) {
+      y[r * 256 + j] = testing::round_to(ref::Format::bf16, std::exp(z[r * 256 + j] - m));
+      part[j % 8] += y[r * 256 + j];
+    }
+    float sum = 0;
+    for (float p : part) sum += p;
+    for (size_t j = 0; j < 256; ++j) y[r * 256 + j] /= sum;
+  }
+  const ref::Tensor t = tensor(ref::Format::f32, {8, 256}, y);
+  const CheckReport strict = check(c, "p", t, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "strict,exps=bf16") << to_text(strict);
+  const CheckReport declared = check(c, "p", t, "exps=bf16");
+  EXPECT_TRUE(declared.pass) << to_text(declared);
 }
 
 // --- Inputs and outputs in different formats -------------------------------------------

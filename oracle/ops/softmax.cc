@@ -33,8 +33,29 @@ std::vector<OutputDecl> SoftmaxOp::outputs() const {
   return {};
 }
 
+std::vector<RoundingPoint> SoftmaxOp::rounding_points() const {
+  if (p_.kind == SoftmaxKind::kOnline) return {};
+  return {{"exps", {}, "f32",
+           "each e^(z−m) (cross_entropy: also the gradient's probabilities)"},
+          {"sum", {}, "f32", "the running Σ e^(z−m), after each addition"}};
+}
+
+template <class T>
+Outputs<T> SoftmaxOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  if (p_.kind == SoftmaxKind::kOnline) return compute<T>(in);  // no points: only +ftz applies
+  ref::SoftmaxRounding<T> r;
+  r.exps = point_rounding<T>(recipe, "exps");
+  r.sum = point_rounding<T>(recipe, "sum");
+  return rows<T>(in, r);
+}
+
 template <class T>
 Outputs<T> SoftmaxOp::compute(const InputSet& in) const {
+  return rows<T>(in, {});
+}
+
+template <class T>
+Outputs<T> SoftmaxOp::rows(const InputSet& in, const ref::SoftmaxRounding<T>& rounding) const {
   const std::vector<T> z = in.values<T>("z");
   const auto row = [&](int64_t r) {
     return std::span<const T>(z).subspan(static_cast<size_t>(r * p_.n), static_cast<size_t>(p_.n));
@@ -49,14 +70,14 @@ Outputs<T> SoftmaxOp::compute(const InputSet& in) const {
       out[0].values.resize(z.size());
       ref::parallel_for(p_.rows, [&](int64_t r) {
         put(out[0].values, r,
-            p_.kind == SoftmaxKind::kSoftmax ? ref::softmax<T>(row(r))
+            p_.kind == SoftmaxKind::kSoftmax ? ref::softmax<T>(row(r), true, rounding)
                                              : ref::online_softmax<T>(row(r), p_.tile));
       });
       break;
     case SoftmaxKind::kLogsumexp:
       out[0].values.resize(static_cast<size_t>(p_.rows));
       ref::parallel_for(p_.rows, [&](int64_t r) {
-        out[0].values[static_cast<size_t>(r)] = ref::logsumexp<T>(row(r));
+        out[0].values[static_cast<size_t>(r)] = ref::logsumexp<T>(row(r), true, rounding);
       });
       break;
     case SoftmaxKind::kCrossEntropy: {
@@ -67,7 +88,7 @@ Outputs<T> SoftmaxOp::compute(const InputSet& in) const {
       const std::optional<T> cap = p_.cap > 0 ? std::optional<T>(T(p_.cap)) : std::nullopt;
       ref::parallel_for(p_.rows, [&](int64_t r) {
         const ref::LossRow<T> l = ref::softmax_cross_entropy<T>(
-            row(r), target[static_cast<size_t>(r)], T(p_.lambda), cap);
+            row(r), target[static_cast<size_t>(r)], T(p_.lambda), cap, true, rounding);
         out[0].values[static_cast<size_t>(r)] = l.loss;
         out[1].values[static_cast<size_t>(r)] = l.log_z;
         put(out[2].values, r, l.dlogits);

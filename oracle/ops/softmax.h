@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "oracle/op_generic.h"
+#include "reference/softmax.h"
 
 namespace lmo::oracle {
 
@@ -30,8 +31,15 @@ class SoftmaxOp : public GenericOp<SoftmaxOp> {
   double cost() const override { return 30.0 * static_cast<double>(p_.rows * p_.n); }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // softmax, logsumexp, cross_entropy: exps and sum (formats): ref::SoftmaxRounding. The tiled
+  // online_softmax has none (its order is its own).
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
+  template <class T>
+  Outputs<T> rows(const InputSet& in, const ref::SoftmaxRounding<T>& rounding) const;
   SoftmaxParams p_;
 };
 
