@@ -14,10 +14,14 @@
 #include "oracle/check.h"
 #include "reference/norms.h"
 #include "tests/support/fast_cases.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/recipe_kernels.h"
 
 namespace lmo::oracle {
 namespace {
+
+using testing::float_tensor;
+using testing::floats;
 
 using ref::mp;
 
@@ -30,18 +34,6 @@ Case fused_case(ref::Format f, int64_t rows, int64_t d, double eps, uint64_t see
                      {"params", {{"rows", rows}, {"d", d}, {"eps", eps}}},
                      {"inputs", {{"x", {{"dist", "normal"}, {"mean", 0}, {"std", x_std}}}}}},
                     "fused_add_rmsnorm_test", "case");
-}
-
-std::vector<float> floats(const ref::Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
-  return v;
-}
-
-ref::Tensor tensor(ref::Format f, int64_t rows, int64_t d, const std::vector<float>& v) {
-  ref::Tensor t(ref::format_dtype(f), {rows, d});
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
-  return t;
 }
 
 // h = 1 + 3, 2 − 1 = (4, 1); mean(h²) = 8.5; y = h/√8.5 (mpmath, 40 digits).
@@ -127,8 +119,8 @@ std::map<std::string, ref::Tensor> fused_kernel(const Case& c, ref::Format f, Va
     }
   }
   std::map<std::string, ref::Tensor> outs;
-  outs.emplace("residual", tensor(f, rows, d, stored));
-  outs.emplace("y", tensor(f, rows, d, y));
+  outs.emplace("residual", float_tensor(f, {rows, d}, stored));
+  outs.emplace("y", float_tensor(f, {rows, d}, y));
   return outs;
 }
 

@@ -13,10 +13,14 @@
 #include "oracle/case.h"
 #include "oracle/check.h"
 #include "oracle/recipe.h"
+#include "support/float_tensors.h"
 #include "support/recipe_kernels.h"
 
 namespace lmo::oracle {
 namespace {
+
+using testing::float_tensor;
+using testing::floats;
 
 constexpr int kCases = 1000;
 
@@ -38,20 +42,12 @@ struct Draws {
   }
 };
 
-std::vector<float> floats(const ref::Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
-  return v;
-}
-
 // Judges y (in f, shape of output `name`) under recipe; a failure prints the case.
 void expect_passes(const Case& c, const std::string& name, ref::Format f,
                    const std::vector<int64_t>& shape, const std::vector<float>& y,
                    const std::string& recipe) {
-  ref::Tensor t(ref::format_dtype(f), shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, y[static_cast<size_t>(i)]);
   std::map<std::string, ref::Tensor> outs;
-  outs.emplace(name, t);
+  outs.emplace(name, float_tensor(f, shape, y));
   CheckOptions o;
   o.recipe = parse_recipe(recipe);
   const CheckReport r = check_outputs(c, outs, o);

@@ -15,27 +15,19 @@
 #include "oracle/golden.h"
 #include "oracle/golden_content.h"
 #include "oracle/recipe.h"
+#include "support/float_tensors.h"
 #include "support/recipe_kernels.h"
 
 namespace lmo::oracle {
 namespace {
 
+using testing::float_tensor;
+using testing::floats;
+
 using testing::FlashKnobs;
 using testing::RopeKnobs;
 
 Case make_case(const nlohmann::json& j) { return parse_case(j, "recipe_test", "case"); }
-
-std::vector<float> floats(const ref::Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
-  return v;
-}
-
-ref::Tensor tensor(ref::Format f, std::vector<int64_t> shape, const std::vector<float>& v) {
-  ref::Tensor t(ref::format_dtype(f), std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
-  return t;
-}
 
 CheckReport check(const Case& c, const std::string& name, const ref::Tensor& out,
                   const std::string& recipe) {
@@ -141,7 +133,7 @@ CheckReport check_flash(const AttentionRun& a, ref::Format f, const FlashKnobs& 
   const int64_t t = a.c.params["tokens"];
   const std::vector<float> o = testing::flash_attention(
       a.q, a.k, a.v, t, t, h, g, d, true, static_cast<float>(1 / std::sqrt(double(d))), kn);
-  return check(a.c, "o", tensor(f, {t, h * d}, o), recipe);
+  return check(a.c, "o", float_tensor(f, {t, h * d}, o), recipe);
 }
 
 TEST(RecipeAttention, FlashKernelPassesUnderFlashAttentionOnly) {
@@ -195,7 +187,7 @@ CheckReport check_hf_rmsnorm(const Case& c, ref::Format f, float eps, const std:
   const int64_t rows = c.params["rows"], d = c.params["d"];
   const std::vector<float> y =
       testing::hf_rmsnorm(floats(in.at("x")), floats(in.at("gamma")), rows, d, eps, f, block);
-  return check(c, "y", tensor(f, {rows, d}, y), recipe);
+  return check(c, "y", float_tensor(f, {rows, d}, y), recipe);
 }
 
 TEST(RecipeRmsnorm, LlamaRmsnormPassesUnderItsRecipeOnly) {
@@ -236,7 +228,7 @@ CheckReport check_hf_rope(const Case& c, ref::Format f, const RopeKnobs& kn,
   const int64_t t = c.params["tokens"], heads = c.params["heads"], dim = c.params["head_dim"];
   const std::vector<float> y =
       testing::hf_rope(floats(in.at("x")), in.ints("positions"), t, heads, dim, 10000.0f, kn);
-  return check(c, "y", tensor(f, {t, heads * dim}, y), recipe);
+  return check(c, "y", float_tensor(f, {t, heads * dim}, y), recipe);
 }
 
 TEST(RecipeRope, LlamaRopePassesUnderHfRopeOnly) {
@@ -279,7 +271,7 @@ CheckReport check_activation(const std::string& op, float (*kernel)(float), doub
   const InputSet in = reference_inputs(c, ref::Format::f32);
   std::vector<float> y = floats(in.at("x"));
   for (float& v : y) v = kernel(v);
-  return check(c, "y", tensor(ref::Format::f32, {4096}, y), recipe);
+  return check(c, "y", float_tensor(ref::Format::f32, {4096}, y), recipe);
 }
 
 TEST(RecipeActivations, TorchFormsPassUnderTheirRecipesOnly) {
@@ -318,7 +310,7 @@ TEST(RecipeActivations, TorchGatesPassUnderTheirRecipesOnly) {
     const std::vector<float> a = floats(in.at("a")), b = floats(in.at("b"));
     std::vector<float> y(a.size());
     for (size_t i = 0; i < a.size(); ++i) y[i] = r.act(a[i]) * b[i];
-    const ref::Tensor t = tensor(ref::Format::f32, {2048}, y);
+    const ref::Tensor t = float_tensor(ref::Format::f32, {2048}, y);
     const CheckReport named = check(c, "y", t, r.recipe);
     EXPECT_TRUE(named.pass) << to_text(named);
     const CheckReport strict = check(c, "y", t, "strict");
@@ -351,7 +343,7 @@ TEST(RecipeSoftmax, Bf16ExponentialsFailStrictAndAreNamed) {
     for (float p : part) sum += p;
     for (size_t j = 0; j < 256; ++j) y[r * 256 + j] /= sum;
   }
-  const ref::Tensor t = tensor(ref::Format::f32, {8, 256}, y);
+  const ref::Tensor t = float_tensor(ref::Format::f32, {8, 256}, y);
   const CheckReport strict = check(c, "p", t, "strict");
   EXPECT_FALSE(strict.pass);
   EXPECT_EQ(best(strict), "strict,exps=bf16") << to_text(strict);
@@ -390,7 +382,7 @@ TEST(RecipeMixedFormats, F32InputsBf16OutputsAreJudgedOnTheF32Values) {
         y[size_t(r * 512 + j)] = static_cast<float>(x[size_t(r * 512 + j)] * inv * w[size_t(j)]);
       }
     }
-    return tensor(ref::Format::bf16, {8, 512}, y);
+    return float_tensor(ref::Format::bf16, {8, 512}, y);
   };
   EXPECT_TRUE(check(c, "y", y_of(false), "strict").pass);
   EXPECT_FALSE(check(c, "y", y_of(true), "strict").pass);

@@ -1,0 +1,28 @@
+// A tensor's values as floats, and floats stored in a tensor of a format (each rounded once to
+// nearest-even by Tensor::set): how the plain-float kernels of the recipe and workload tests
+// read their inputs and hand back their outputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/formats.h"
+#include "reference/tensor.h"
+
+namespace lmo::testing {
+
+inline std::vector<float> floats(const ref::Tensor& t) {
+  std::vector<float> v;
+  v.reserve(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<float>(t.get(i)));
+  return v;
+}
+
+inline ref::Tensor float_tensor(ref::Format f, std::vector<int64_t> shape,
+                                const std::vector<float>& v) {
+  ref::Tensor t(ref::format_dtype(f), std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
+  return t;
+}
+
+}  // namespace lmo::testing
