@@ -17,10 +17,10 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from . import _core  # noqa: E402
 from ._api import (RECIPES, Case, OutputVerdict, Verdict, case, cases, cases_dir, check,  # noqa: E402
-                   ops, reference)
+                   ops, reference, rounding_points)
 from . import testing  # noqa: E402
 
 __version__ = _core.version()
 
 __all__ = ["RECIPES", "Case", "OutputVerdict", "Verdict", "case", "cases", "cases_dir", "check",
-           "ops", "reference", "testing", "__version__"]
+           "ops", "reference", "rounding_points", "testing", "__version__"]

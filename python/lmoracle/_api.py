@@ -66,6 +66,13 @@ def ops():
     return [o["name"] for o in json.loads(_core.ops())]
 
 
+def rounding_points(op, **params):
+    """The op's rounding points (docs/recipes.md) with these parameters: dicts {"name", "values"
+    ("format", or the list of choices), "strict" (its value under strict), "what"}. Empty for an
+    op that only takes strict and +ftz."""
+    return _io(_resolve(op, params, None, "lmoracle.rounding_points"))["rounding_points"]
+
+
 def _json_value(v, where):
     """A parameter value as JSON (NumPy scalars as Python numbers)."""
     if isinstance(v, np.generic):

@@ -86,7 +86,15 @@ std::string op_io(const std::string& case_text) {
   for (const auto& d : op->outputs()) {
     outs.push_back({{"name", d.name}, {"shape", d.shape}, {"topk", d.topk}});
   }
-  return json{{"inputs", ins}, {"outputs", outs}, {"cost", op->cost()}}.dump();
+  json points = json::array();
+  for (const auto& p : op->rounding_points()) {
+    points.push_back({{"name", p.name},
+                      {"values", p.choices.empty() ? json("format") : json(p.choices)},
+                      {"strict", p.strict},
+                      {"what", p.what}});
+  }
+  return json{{"inputs", ins}, {"outputs", outs}, {"cost", op->cost()}, {"rounding_points", points}}
+      .dump();
 }
 
 nb::list case_inputs(const std::string& case_text, const std::string& format) {

@@ -85,3 +85,18 @@ def test_verdict_report_is_the_command_lines_text():
     v = lmoracle.check(CASE, None, {"y": np.zeros((16, 64), np.float32)})
     assert v.report.startswith(f"case {CASE}\n") and v.report.rstrip().endswith("check: FAIL")
     assert str(v) == v.report and x["x"].shape == (16, 64)
+
+
+def test_rounding_points_name_what_a_custom_recipe_may_set():
+    pts = lmoracle.rounding_points("attention", h=2, d=4, tokens=3, mask="causal")
+    assert [p["name"] for p in pts] == ["scores", "probs", "sum", "acc", "normalize"]
+    assert pts[1]["values"] == "format" and pts[4]["values"] == ["early", "late"]
+    assert {p["name"]: p["strict"] for p in pts}["normalize"] == "early"
+    assert lmoracle.rounding_points("relu", n=4) == []
+    # Every point can be set by a custom recipe; one the op lacks cannot.
+    x = np.linspace(-3, 3, 8).astype(np.float32)
+    y = np.array([float(gelu(float(v))) for v in x], dtype=np.float32)
+    assert lmoracle.check("gelu", {"x": x}, {"y": y}, recipe="form=stable", n=8).recipe == \
+        "strict,form=stable"
+    with pytest.raises(ValueError, match="no rounding point 'probs'"):
+        lmoracle.check("gelu", {"x": x}, {"y": y}, recipe="probs=bf16", n=8)
