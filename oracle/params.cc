@@ -42,6 +42,17 @@ bool ParamReader::has(std::string_view key) const {
   return params_.is_object() && params_.contains(std::string(key));
 }
 
+std::vector<int64_t> ParamReader::cumulative_lengths(std::string_view key, int64_t total) {
+  std::vector<int64_t> cu = integers(key, 0, total);
+  if (cu.size() < 2 || cu.front() != 0 || cu.back() != total) {
+    fail(key, "expected [0, …, " + std::to_string(total) + "]: the cumulative sequence lengths");
+  }
+  for (size_t i = 1; i < cu.size(); ++i) {
+    if (cu[i] <= cu[i - 1]) fail(key, "expected strictly increasing offsets (no empty sequence)");
+  }
+  return cu;
+}
+
 const nlohmann::json* ParamReader::find(std::string_view key) {
   used_.emplace(key);
   const auto it = params_.find(std::string(key));

@@ -36,6 +36,9 @@ class ParamReader {
   std::vector<int64_t> integers(std::string_view key, int64_t lo, int64_t hi);
   // Whether the key is present (for an optional list: integers() when it is).
   bool has(std::string_view key) const;
+  // Cumulative lengths [0, l₁, l₁+l₂, …, total] of packed sequences, strictly increasing (no
+  // empty sequence): FlashAttention's cu_seqlens; required.
+  std::vector<int64_t> cumulative_lengths(std::string_view key, int64_t total);
 
   // An error about this object's field key, for cross-field checks ("h must be divisible by g").
   [[noreturn]] void fail(std::string_view key, const std::string& expectation) const;

@@ -76,18 +76,18 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
       // A variant that does not apply to this op: not a candidate.
     }
   };
+  // The named recipes first: each is bound once, and later candidates with the same points
+  // take its name.
   for (const NamedRecipe& n : named_recipes()) {
     Recipe r;
     r.name = n.name;
     try {
-      named_keys.emplace_back(BoundRecipe(r, op_name, points, storage).key(), n.name);
+      BoundRecipe b(r, op_name, points, storage);
+      named_keys.emplace_back(b.key(), n.name);
+      if (seen.insert(b.key()).second) cands.push_back({n.name, std::move(b)});
     } catch (const RecipeError&) {
+      // A named recipe of another op.
     }
-  }
-  for (const NamedRecipe& n : named_recipes()) {
-    Recipe r;
-    r.name = n.name;
-    add(r, n.name);
   }
   add(declared, declared.text());
   for (const RoundingPoint& p : variants ? points : std::vector<RoundingPoint>{}) {

@@ -147,16 +147,7 @@ std::unique_ptr<Op> make_attention(ParamReader& r) {
       r.fail("cu_seqlens",
              "expected no document mask with packed sequences (each is its own document)");
     }
-    p.cu_seqlens = r.integers("cu_seqlens", 0, p.tokens);
-    if (p.cu_seqlens.size() < 2 || p.cu_seqlens.front() != 0 || p.cu_seqlens.back() != p.tokens) {
-      r.fail("cu_seqlens", "expected [0, …, tokens = " + std::to_string(p.tokens) +
-                               "]: the cumulative sequence lengths");
-    }
-    for (size_t i = 1; i < p.cu_seqlens.size(); ++i) {
-      if (p.cu_seqlens[i] <= p.cu_seqlens[i - 1]) {
-        r.fail("cu_seqlens", "expected strictly increasing offsets (no empty sequence)");
-      }
-    }
+    p.cu_seqlens = r.cumulative_lengths("cu_seqlens", p.tokens);
   }
   if (mask == "document") {
     p.mask = ref::MaskKind::kDocument;

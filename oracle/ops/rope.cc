@@ -171,20 +171,11 @@ void read_rope_scaling(ParamReader& r, RopeParams& p, const std::vector<std::str
 
 namespace {
 
-// cu_seqlens ([0, …, tokens], strictly increasing) and position_offsets (one per sequence,
-// default 0), each sequence's last position within the position range.
+// cu_seqlens (ParamReader::cumulative_lengths) and position_offsets (one per sequence, default
+// 0), each sequence's last position within the position range.
 void read_packing(ParamReader& r, RopeParams& p) {
-  p.cu_seqlens = r.integers("cu_seqlens", 0, p.tokens);
+  p.cu_seqlens = r.cumulative_lengths("cu_seqlens", p.tokens);
   const auto n = static_cast<int64_t>(p.cu_seqlens.size());
-  if (n < 2 || p.cu_seqlens.front() != 0 || p.cu_seqlens.back() != p.tokens) {
-    r.fail("cu_seqlens", "expected [0, …, tokens = " + std::to_string(p.tokens) +
-                             "]: the cumulative sequence lengths");
-  }
-  for (int64_t i = 1; i < n; ++i) {
-    if (p.cu_seqlens[static_cast<size_t>(i)] <= p.cu_seqlens[static_cast<size_t>(i - 1)]) {
-      r.fail("cu_seqlens", "expected strictly increasing offsets (no empty sequence)");
-    }
-  }
   p.position_offsets = r.has("position_offsets")
                            ? r.integers("position_offsets", 0, kMaxPosition)
                            : std::vector<int64_t>(static_cast<size_t>(n - 1), 0);
