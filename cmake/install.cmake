@@ -2,7 +2,7 @@
 # the built-in cases, with a CMake package so that another project's kernel tests can do
 #   find_package(lmoracle REQUIRED)
 #   target_link_libraries(my_kernel_test PRIVATE lmoracle::oracle GTest::gtest_main)
-# and use EXPECT_MATCHES_REFERENCE (oracle/gtest_reference.h).
+# and use EXPECT_MATCHES_REFERENCE (oracle/judge/gtest_reference.h).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -12,11 +12,11 @@ set(LMO_INSTALL_CASESDIR ${CMAKE_INSTALL_DATADIR}/lmoracle/cases)
 
 get_filename_component(LMO_QUADMATH_DIR ${QUADMATH_LIBRARY} DIRECTORY)  # a hint for the config
 
-set(lmo_exported lmo_reference lmo_fast lmo_oracle)
+set(lmo_exported lmo_reference lmo_kernel_api lmo_fast lmo_oracle lmo_backends)
 if(LMO_HAVE_CUDA)
   list(APPEND lmo_exported lmo_gpu)
 endif()
-# lmoracle::reference, lmoracle::fast, lmoracle::oracle, lmoracle::gpu.
+# lmoracle::reference, ::kernel_api, ::fast, ::oracle, ::backends, ::gpu.
 foreach(t ${lmo_exported})
   string(REPLACE "lmo_" "" export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})
@@ -35,8 +35,8 @@ install(TARGETS ${lmo_exported} EXPORT lmoracleTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${LMO_INSTALL_INCLUDEDIR})
 install(TARGETS lmoracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Headers keep their folders: consumers write #include "oracle/check.h" as this project does.
-install(DIRECTORY reference fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
+# Headers keep their folders: consumers write #include "oracle/golden/check.h" as this project does.
+install(DIRECTORY reference kernels fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 if(LMO_HAVE_CUDA)
   # gpu/api.h and the family headers it includes; not gpu/api_checks.h, which is api.cc's own.

@@ -13,11 +13,9 @@
 
 #include <cstdint>
 
-#include "fast/storage.h"
+#include "fast/storage.h"  // Storage, Activation
 
 namespace lmo::fast {
-
-enum class Activation : uint8_t { relu, gelu, gelu_tanh, silu };
 
 // y[i] = act(x[i]), i < n (x == y allowed). Throws std::invalid_argument for n < 0, a null
 // pointer with n > 0, or an unknown activation.

@@ -1,6 +1,6 @@
 // Per-target cos and sin of large angles p·θ for the position kernels (fast/rope.cc,
 // fast/sinusoidal_pe.cc), in f64 lanes. The angle is given as an integer position p (exact in
-// a double: |p| ≤ 2^53) and a frequency in turns f = hi + lo (fast/turns.h):
+// a double: |p| ≤ 2^53) and a frequency in turns f = hi + lo (kernels/api/turns.h):
 //   1. p·f = P + e exactly up to p·lo's rounding: P = p·hi rounded, e = (p·hi − P) (TwoProdLo)
 //      + p·lo;
 //   2. whole turns dropped: r = (P − round(P)) + e, |r| ≤ ½ (+ e); P − round(P) is exact

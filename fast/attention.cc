@@ -51,7 +51,7 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate_attention.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(Attention);

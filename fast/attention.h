@@ -19,7 +19,6 @@
 
 #include <cstdint>
 
-#include "fast/attention_args.h"  // AttentionMask, AttentionArgs
 #include "fast/storage.h"
 
 namespace lmo::fast {

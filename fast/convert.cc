@@ -40,7 +40,7 @@ void Convert(Storage from, const void* src, Storage to, void* dst, int64_t n) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(Convert);

@@ -16,7 +16,7 @@
 #include "fast/ffn.h"
 #include "fast/norms.h"
 #include "fast/threads.h"
-#include "fast/validate_ffn.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 

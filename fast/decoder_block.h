@@ -21,7 +21,6 @@
 
 #include <cstdint>
 
-#include "fast/decoder_block_args.h"  // IWYU pragma: export
 #include "fast/storage.h"
 
 namespace lmo::fast {

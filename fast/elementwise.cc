@@ -103,7 +103,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include <string>
 
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(ActivationImpl);

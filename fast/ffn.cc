@@ -148,7 +148,7 @@ void FfnImpl(Activation act, Storage s, const void* x, const void* up_w, const v
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate_ffn.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(FfnImpl);

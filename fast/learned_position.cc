@@ -52,8 +52,7 @@ void LearnedPosition(Storage s, const void* token_table, const void* position_ta
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate.h"
-#include "fast/validate_positional.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(LearnedPosition);

@@ -18,8 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/attention_args.h"  // MlaDecodeArgs
-#include "fast/storage.h"
+#include "fast/storage.h"  // Storage, MlaDecodeArgs, mla_rope_angles
 
 namespace lmo::fast {
 
@@ -27,12 +26,5 @@ namespace lmo::fast {
 // null pointer.
 void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, const void* k_r,
                 const void* w_uk, void* o, const MlaDecodeArgs& a);
-
-// The angles (t − 1)·θ_k, k < d_r/2, of the query's RoPE, in double: θ_k = base^(−2k/d_r) for
-// a.rope.scaling none (any finite base > 0), else rope_inv_freq(d_r, a.rope) of fast/rope.h (long
-// double, the product rounded once to double). Shared with gpu::mla_decode, which takes the same
-// arguments. Throws std::invalid_argument, prefixed with fn, for a base or scaling parameter out of
-// its domain or a.rope.attention_factor set (the temperature belongs in a.scale).
-std::vector<double> mla_rope_angles(const char* fn, const MlaDecodeArgs& a);
 
 }  // namespace lmo::fast

@@ -23,7 +23,6 @@
 
 #include <cstdint>
 
-#include "fast/router_config.h"  // RouterScore, GroupScore, RouterConfig
 #include "fast/storage.h"
 
 namespace lmo::fast {

@@ -315,7 +315,7 @@ void LayerNorm(Storage s, const void* x, const void* gamma, const void* beta, vo
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(RmsNorm);

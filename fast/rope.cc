@@ -276,8 +276,7 @@ HWY_AFTER_NAMESPACE();
 #include <cmath>
 #include <string>
 
-#include "fast/turns.h"
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(RopeAngles);
@@ -286,19 +285,7 @@ HWY_EXPORT(RopeTable);
 namespace {
 
 detail::RopeJob check_shape(const char* fn, const RopeShape& sh) {
-  detail::check_count(fn, "tokens", sh.tokens, 0);
-  detail::check_count(fn, "heads", sh.heads, 1);
-  detail::check_count(fn, "head_dim", sh.head_dim, 2);
-  if (sh.rotary_dims < 2 || sh.rotary_dims > sh.head_dim || sh.rotary_dims % 2 != 0) {
-    throw std::invalid_argument(
-        std::string(fn) + ": rotary_dims is " + std::to_string(sh.rotary_dims) +
-        ", expected an even number in [2, head_dim = " + std::to_string(sh.head_dim) + "]");
-  }
-  if (sh.layout != RopeLayout::interleaved && sh.layout != RopeLayout::half_split) {
-    throw std::invalid_argument(std::string(fn) + ": layout is " +
-                                std::to_string(static_cast<int>(sh.layout)) +
-                                ", expected interleaved or half_split");
-  }
+  detail::check_rope_shape(fn, sh.tokens, sh.heads, sh.head_dim, sh.rotary_dims, sh.layout);
   detail::RopeJob j;
   j.tokens = sh.tokens;
   j.heads = sh.heads;

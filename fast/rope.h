@@ -31,12 +31,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/rope_frequencies.h"  // RopeScaling, RopeFrequencies
-#include "fast/storage.h"
+#include "fast/storage.h"  // Storage, RopeLayout, RopeFrequencies, rope_inv_freq
 
 namespace lmo::fast {
-
-enum class RopeLayout : uint8_t { interleaved, half_split };
 
 struct RopeShape {
   int64_t tokens = 0;
@@ -45,13 +42,6 @@ struct RopeShape {
   int64_t rotary_dims = 0;  // r: even, 2 ≤ r ≤ head_dim
   RopeLayout layout = RopeLayout::half_split;
 };
-
-// θ_k, k < r/2, by the rule, evaluated in long double as reference/rope_scaling.h writes it
-// (θ_k = 1 / base^(2k/r); pi θ_k/s; ntk base·s^(r/(r−2)); yarn the released ramp; llama31 the
-// wavelength bands). Throws std::invalid_argument for parameters the rule rejects (see rope).
-std::vector<long double> rope_inv_freq(int64_t rotary_dims, const RopeFrequencies& f);
-// The factor m on cos and sin: 0.1·ln s + 1 for yarn with attention_factor and s > 1, else 1.
-long double rope_cos_sin_factor(const RopeFrequencies& f);
 
 // Angles from positions (i64, |p| ≤ 2^53). Throws std::invalid_argument for tokens < 0,
 // heads < 1, head_dim < 2, rotary_dims odd or outside [2, head_dim], a null pointer with

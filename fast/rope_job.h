@@ -11,7 +11,7 @@ struct RopeJob {
   int64_t tokens = 0, heads = 0, head_dim = 0;
   size_t half = 0;  // r/2
   bool interleaved = false;
-  // rope (angles from positions): the frequencies in turns (fast/turns.h), zero-padded to whole
+  // rope (angles from positions): the frequencies in turns (kernels/api/turns.h), zero-padded to whole
   // f64 vectors of every target, and the factor on cos and sin.
   const double* turns_hi = nullptr;
   const double* turns_lo = nullptr;

@@ -92,8 +92,7 @@ void ShawLogits(Storage s, const float* q, const float* k, const float* rel, voi
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/validate.h"
-#include "fast/validate_positional.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(ShawLogits);

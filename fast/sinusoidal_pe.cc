@@ -75,8 +75,7 @@ void SinusoidalPe(Storage s, const int64_t* positions, void* pe, int64_t tokens,
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-#include "fast/turns.h"
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(SinusoidalPe);

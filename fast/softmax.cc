@@ -411,7 +411,7 @@ HWY_AFTER_NAMESPACE();
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate.h"
+#include "fast/kernel_api.h"
 
 namespace lmo::fast {
 HWY_EXPORT(Softmax);

@@ -1,5 +1,4 @@
-// Storage formats of the fast kernels' inputs and outputs, and the scalar conversions between
-// them and float (the compute type). bfloat16 and float16 values are held as their uint16_t bit
+// The scalar conversions between the storage formats (kernels/api/storage.h) and float (the compute type). bfloat16 and float16 values are held as their uint16_t bit
 // patterns. The SIMD versions of the same conversions are in fast/storage-inl.h; both round to
 // nearest-even, keep NaN a NaN (quieted, sign and top payload bits kept) and overflow to ±inf,
 // so a kernel's stored result is the correctly rounded f32 result.
@@ -10,21 +9,11 @@
 #pragma once
 
 #include <bit>
-#include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string_view>
+
+#include "fast/kernel_api.h"  // Storage
 
 namespace lmo::fast {
-
-enum class Storage : uint8_t { f32, bf16, f16 };
-inline constexpr Storage kAllStorages[] = {Storage::f32, Storage::bf16, Storage::f16};
-
-constexpr size_t storage_bytes(Storage s) { return s == Storage::f32 ? 4 : 2; }
-constexpr std::string_view storage_name(Storage s) {
-  return s == Storage::f32 ? "f32" : s == Storage::bf16 ? "bf16" : "f16";
-}
-std::optional<Storage> parse_storage(std::string_view name);
 
 // bf16 → f32 is exact: the pattern is the top half of the f32 pattern.
 inline float f32_from_bf16(uint16_t b) { return std::bit_cast<float>(uint32_t{b} << 16); }

@@ -6,7 +6,7 @@
 // It is fast/angles-inl.h's CosSinOfTurns on one double, operation for operation (each of its
 // MulAdd/MulSub an fma, its Round a rint), so the GPU and the fast kernels on FMA targets give the
 // same bits. The angle 2π·p·f is formed from an integer position p (exact in a double: |p| ≤
-// 2^53) and the frequency in turns f = hi + lo (fast/turns.h, rounded once in long double on the
+// 2^53) and the frequency in turns f = hi + lo (kernels/api/turns.h, rounded once in long double on the
 // host):
 //   1. p·f = P + e: P = p·hi rounded, e = (p·hi − P) (exact by one fma) + p·lo;
 //   2. whole turns dropped: r = (P − rint(P)) + e, |r| ≤ ½ (P − rint(P) is exact, Sterbenz);

@@ -1,5 +1,5 @@
 // gpu/api.h on top of the launchers (gpu/launch.h): validate the arguments exactly as fast/
-// does (fast/validate.h, before any CUDA call), copy the inputs to the device, launch, wait, copy
+// does (kernels/api/validate*.h, before any CUDA call), copy the inputs to the device, launch, wait, copy
 // the outputs back. Every CUDA call's result is checked; a failure throws std::runtime_error
 // naming the function, the CUDA call and the error.
 #include "gpu/api.h"
@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "fast/validate.h"
+#include "kernels/api/validate.h"
+#include "kernels/api/validate_positional.h"  // check_rope_shape
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
@@ -24,30 +25,14 @@ using detail::bytes_of;
 using detail::Call;
 using detail::check_activation;
 using detail::check_storage;
-using fast::detail::check_cap;
-using fast::detail::check_count;
-using fast::detail::check_eps;
-using fast::detail::check_lambda;
-using fast::detail::check_ptr;
-using fast::detail::check_targets;
+using kernels::detail::check_cap;
+using kernels::detail::check_count;
+using kernels::detail::check_eps;
+using kernels::detail::check_lambda;
+using kernels::detail::check_ptr;
+using kernels::detail::check_targets;
 
-// heads ≥ 1, head_dim ≥ 1, rotary_dims even in [2, head_dim], a known layout.
-void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,
-                      int64_t rotary_dims, RopeLayout layout) {
-  check_count(fn, "tokens", tokens, 0);
-  check_count(fn, "heads", heads, 1);
-  check_count(fn, "head_dim", head_dim, 1);
-  if (rotary_dims < 2 || rotary_dims > head_dim || rotary_dims % 2 != 0) {
-    throw std::invalid_argument(std::string(fn) + ": rotary_dims is " +
-                                std::to_string(rotary_dims) + ", expected an even value in [2, " +
-                                std::to_string(head_dim) + "] (head_dim)");
-  }
-  if (layout != RopeLayout::interleaved && layout != RopeLayout::half_split) {
-    throw std::invalid_argument(std::string(fn) + ": layout is " +
-                                std::to_string(static_cast<int>(layout)) +
-                                ", expected interleaved or half_split");
-  }
-}
+using kernels::detail::check_rope_shape;
 
 }  // namespace
 

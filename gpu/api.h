@@ -21,7 +21,17 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/api/activation.h"
+#include "kernels/api/rope_layout.h"
+#include "kernels/api/storage.h"
+
 namespace lmo::gpu {
+
+// The kernel contract's types (kernels/api/), the same types fast/ takes: bf16 and f16 as
+// uint16_t patterns.
+using kernels::Activation;
+using kernels::RopeLayout;
+using kernels::Storage;
 
 struct DeviceInfo {
   bool present = false;  // a usable CUDA device was found
@@ -34,9 +44,6 @@ struct DeviceInfo {
 // Query device 0 through the CUDA runtime. Never throws: a missing driver or device is
 // reported in `reason`.
 DeviceInfo query_device();
-
-// Storage formats of inputs and outputs (as fast::Storage; bf16 and f16 as uint16_t patterns).
-enum class Storage : uint8_t { f32, bf16, f16 };
 
 // F01/F02 norms over the rows of a (rows × d) array (fast/norms.h):
 //   rmsnorm   y = x / sqrt(mean(x²) + ε) · w, w = γ or (1 + γ) when one_plus_gamma;
@@ -60,13 +67,11 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
 void softcap(Storage s, const void* z, void* y, int64_t n, float cap);
 
 // F06 activations and F05 GLU gates, elementwise (fast/activations.h, fast/glu.h).
-enum class Activation : uint8_t { relu, gelu, gelu_tanh, silu };
 void activation(Activation act, Storage s, const void* x, void* y, int64_t n);
 void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n);
 
 // F10 RoPE over x [tokens, heads · head_dim] (gpu/rope.cuh): the first rotary_dims (even, ≤
 // head_dim) dimensions of every head rotated in the pairs of the layout, the rest copied.
-enum class RopeLayout : uint8_t { interleaved, half_split };
 // Angles formed on the device: positions[t]·inv_freq[k] (inv_freq: rotary_dims/2 frequencies,
 // by whatever scaling rule the caller applied), cos and sin times cos_sin_factor.
 void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,

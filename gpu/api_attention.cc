@@ -1,5 +1,5 @@
 // gpu/api_attention.h on top of gpu/launch_attention.h: fast/attention.cc's and
-// fast/mla_decode.cc's validation (fast/validate_attention.h, before any CUDA call) plus the
+// fast/mla_decode.cc's validation (kernels/api/validate_attention.h, before any CUDA call) plus the
 // kernels' size limits, then copy in, launch, wait, copy out (gpu/host_call.h).
 #include "gpu/api_attention.h"
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "fast/mla_decode.h"  // mla_rope_angles
-#include "fast/validate_attention.h"
+#include "kernels/api/mla_rope_angles.h"
+#include "kernels/api/validate_attention.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_attention.h"
 
@@ -19,10 +19,10 @@ namespace {
 using detail::bytes_of;
 using detail::Call;
 using detail::check_storage;
-using fast::detail::check_count;
-using fast::detail::check_ptr;
-using fast::detail::checked_scale;
-using fast::detail::fail_attention;
+using kernels::detail::check_count;
+using kernels::detail::check_ptr;
+using kernels::detail::checked_scale;
+using kernels::detail::fail_attention;
 
 // value ≤ max, a limit of the kernels (gpu/attention.cuh).
 void check_limit(const char* fn, const char* name, int64_t value, int64_t max) {
@@ -43,7 +43,7 @@ void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
 void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
                 const void* o, const AttentionArgs& a) {
   check_storage(fn, s);
-  fast::detail::check_attention_args(fn, q, k, v, o, a, [&] {
+  kernels::detail::check_attention_args(fn, q, k, v, o, a, [&] {
     check_limit(fn, "head_dim", a.head_dim, kGpuAttentionMaxDim);
     check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
     check_elements(fn, "q_len*heads*head_dim", a.q_len, a.heads * a.head_dim);
@@ -88,7 +88,7 @@ void attention_decode(Storage s, const void* q, const void* k, const void* v, vo
                       int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
                       int64_t window, float softcap, float scale) {
   constexpr const char* fn = "gpu::attention_decode";
-  const AttentionArgs a = fast::detail::decode_attention_args(fn, heads, kv_heads, head_dim,
+  const AttentionArgs a = kernels::detail::decode_attention_args(fn, heads, kv_heads, head_dim,
                                                               cache_len, window, softcap, scale);
   check_args(fn, s, q, k, v, o, a);
   run_attention(fn, s, q, k, v, o, a, checked_scale(fn, scale, head_dim, "1/√d"));
@@ -113,7 +113,7 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_elements(fn, "latent_dim*heads*head_dim", a.latent_dim, a.heads * a.head_dim);
   check_elements(fn, "heads*(latent_dim+rope_dim)", a.heads, a.latent_dim + a.rope_dim);
   check_elements(fn, "cache_len*(latent_dim+rope_dim)", a.cache_len, a.latent_dim + a.rope_dim);
-  const std::vector<double> angle = fast::mla_rope_angles(fn, a);
+  const std::vector<double> angle = kernels::mla_rope_angles(fn, a);
   const float scale = checked_scale(fn, a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
   check_ptr(fn, "q_c", q_c, true);
   check_ptr(fn, "q_r", q_r, true);

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "fast/attention_args.h"
+#include "kernels/api/attention_args.h"
 #include "gpu/api.h"
 
 namespace lmo::gpu {
@@ -25,10 +25,10 @@ namespace lmo::gpu {
 inline constexpr int64_t kGpuAttentionMaxDim = 1024;
 inline constexpr int64_t kGpuAttentionMaxKeyDim = 2048;
 
-// fast/attention_args.h's argument types, shared with fast/attention.h and fast/mla_decode.h.
-using fast::AttentionArgs;
-using fast::AttentionMask;
-using fast::MlaDecodeArgs;
+// kernels/api/attention_args.h's argument types, shared with fast/attention.h and fast/mla_decode.h.
+using kernels::AttentionArgs;
+using kernels::AttentionMask;
+using kernels::MlaDecodeArgs;
 
 void attention(Storage s, const void* q, const void* k, const void* v, void* o,
                const AttentionArgs& a);

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fast/validate_attention.h"
-#include "fast/validate_ffn.h"
+#include "kernels/api/validate_attention.h"
+#include "kernels/api/validate_ffn.h"
 #include "gpu/api_attention.h"
 #include "gpu/api_ffn.h"
 #include "gpu/host_call.h"
@@ -104,7 +104,7 @@ class DeviceBlock {
     c.q_len = c.kv_len = a_.tokens;
     c.mask = AttentionMask::causal;
     const float scale =
-        fast::detail::checked_scale("gpu::decoder_block", 0.0f, c.head_dim, "1/√(d/h)");
+        kernels::detail::checked_scale("gpu::decoder_block", 0.0f, c.head_dim, "1/√(d/h)");
     float* o = floats(n_);
     call_.run(launch_attention(Storage::f32, q, k, v, o, c, scale, nullptr));
     return project(o, w_o_, a_.d);
@@ -149,7 +149,7 @@ class DeviceBlock {
 void decoder_block(Storage s, const void* x, const DecoderBlockWeights& w, void* y,
                    const DecoderBlockArgs& a) {
   constexpr const char* fn = "gpu::decoder_block";
-  fast::detail::check_decoder_block_args(
+  kernels::detail::check_decoder_block_args(
       fn, [&] { detail::check_storage(fn, s); }, x, w, y, a);
   if (a.d / a.heads > kGpuAttentionMaxDim) {
     throw std::invalid_argument(std::string(fn) + ": d/heads is " + std::to_string(a.d / a.heads) +
@@ -160,7 +160,7 @@ void decoder_block(Storage s, const void* x, const DecoderBlockWeights& w, void*
   // Only the layout's norms are read (fast::decoder_block's rule): the others are not uploaded.
   DecoderBlockWeights used = w;
   used.attn_norm = used.ffn_norm = used.attn_post_norm = used.ffn_post_norm = nullptr;
-  for (const auto& [name, p] : fast::detail::layout_norms(w, a.layout)) {
+  for (const auto& [name, p] : kernels::detail::layout_norms(w, a.layout)) {
     const std::string n(name);
     if (n == "attn_norm") used.attn_norm = p;
     if (n == "ffn_norm") used.ffn_norm = p;

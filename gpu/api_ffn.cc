@@ -1,10 +1,10 @@
 // gpu/api_ffn.h's ffn and glu_ffn on top of gpu/launch_ffn.h: fast/ffn.cc's validation
-// (fast/validate_ffn.h), then copy in, launch, wait, copy out (gpu/host_call.h).
+// (kernels/api/validate_ffn.h), then copy in, launch, wait, copy out (gpu/host_call.h).
 #include "gpu/api_ffn.h"
 
 #include <cstddef>
 
-#include "fast/validate_ffn.h"
+#include "kernels/api/validate_ffn.h"
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_ffn.h"
@@ -40,7 +40,7 @@ void ffn(Activation act, Storage s, const void* x, const void* w1, const void* b
   constexpr const char* fn = "gpu::ffn";
   detail::check_activation(fn, act);
   detail::check_storage(fn, s);
-  fast::detail::check_ffn_shape(fn, x, "w1", w1, w2, y, tokens, d, d_ff);
+  kernels::detail::check_ffn_shape(fn, x, "w1", w1, w2, y, tokens, d, d_ff);
   run_ffn(fn, act, s, x, w1, nullptr, b1, w2, b2, y, tokens, d, d_ff);
 }
 
@@ -49,8 +49,8 @@ void glu_ffn(Activation act, Storage s, const void* x, const void* w, const void
   constexpr const char* fn = "gpu::glu_ffn";
   detail::check_activation(fn, act);
   detail::check_storage(fn, s);
-  fast::detail::check_ffn_shape(fn, x, "w", w, w2, y, tokens, d, d_ff);
-  fast::detail::check_ptr(fn, "v", v, tokens > 0);
+  kernels::detail::check_ffn_shape(fn, x, "w", w, w2, y, tokens, d, d_ff);
+  kernels::detail::check_ptr(fn, "v", v, tokens > 0);
   run_ffn(fn, act, s, x, w, v, nullptr, w2, nullptr, y, tokens, d, d_ff);
 }
 

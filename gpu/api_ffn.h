@@ -1,6 +1,6 @@
 // CUDA-free host interface (gpu/api.h's conventions) of the feed-forward family: F03/F04 ffn,
 // F05 glu_ffn and the F18 decoder block, with fast/ffn.h's and fast/decoder_block.h's argument
-// shapes and validation (fast/validate_ffn.h: std::invalid_argument naming the function, the
+// shapes and validation (kernels/api/validate_ffn.h: std::invalid_argument naming the function, the
 // parameter and the expectation, before any CUDA call).
 //
 // Numerics, at fast/'s rounding points (the oracle's ffn, glu_ffn and decoder_block policies
@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "fast/decoder_block_args.h"
+#include "kernels/api/decoder_block_args.h"
 #include "gpu/api.h"
 
 namespace lmo::gpu {
@@ -29,11 +29,11 @@ void ffn(Activation act, Storage s, const void* x, const void* w1, const void* b
 void glu_ffn(Activation act, Storage s, const void* x, const void* w, const void* v, const void* w2,
              void* y, int64_t tokens, int64_t d, int64_t d_ff);
 
-// fast/decoder_block.h's argument types (fast/decoder_block_args.h).
-using fast::BlockFfn;
-using fast::BlockLayout;
-using fast::DecoderBlockArgs;
-using fast::DecoderBlockWeights;
+// fast/decoder_block.h's argument types (kernels/api/decoder_block_args.h).
+using kernels::BlockFfn;
+using kernels::BlockLayout;
+using kernels::DecoderBlockArgs;
+using kernels::DecoderBlockWeights;
 
 // One decoder block (fast/decoder_block.h's layouts). Throws as fast::decoder_block does, and
 // for a head width d/heads beyond kGpuAttentionMaxDim (the attention kernel's limit).

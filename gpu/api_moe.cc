@@ -1,10 +1,10 @@
 // gpu/api_moe.h on top of gpu/launch_moe.h: validate as fast/moe_router.cc does
-// (fast/validate_moe.h), copy the inputs to the device, launch, wait, copy the outputs back.
+// (kernels/api/validate_moe.h), copy the inputs to the device, launch, wait, copy the outputs back.
 #include "gpu/api_moe.h"
 
 #include <cstddef>
 
-#include "fast/validate_moe.h"
+#include "kernels/api/validate_moe.h"
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_moe.h"
@@ -21,8 +21,8 @@ void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
                 const RouterConfig& cfg, int64_t* experts, void* gates, float* affinities) {
   constexpr const char* fn = "gpu::moe_router";
   detail::check_storage(fn, s);
-  fast::detail::check_count(fn, "tokens", tokens, 0);
-  fast::detail::check_router_config(fn, cfg);
+  kernels::detail::check_count(fn, "tokens", tokens, 0);
+  kernels::detail::check_router_config(fn, cfg);
   detail::check_ptrs(fn, tokens > 0, {{"logits", logits}, {"experts", experts}, {"gates", gates}});
   if (tokens == 0) return;
   const int64_t n = cfg.experts, k = cfg.top_k;
@@ -42,8 +42,8 @@ void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
 void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int64_t* experts,
                     const float* affinities, bool normalize_affinities, int64_t* counts, float* p) {
   constexpr const char* fn = "gpu::expert_balance";
-  fast::detail::check_balance_args(fn, tokens, n_experts, top_k, experts, affinities, counts, p);
-  fast::detail::check_selections(fn, experts, tokens, n_experts, top_k);
+  kernels::detail::check_balance_args(fn, tokens, n_experts, top_k, experts, affinities, counts, p);
+  kernels::detail::check_selections(fn, experts, tokens, n_experts, top_k);
   detail::Call call(fn);
   const auto* de = static_cast<const int64_t*>(call.upload(experts, bytes_of_i64(tokens * top_k)));
   const auto* da =
@@ -63,7 +63,7 @@ void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int6
 float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, int64_t n_experts,
                         int64_t top_k, float alpha) {
   constexpr const char* fn = "gpu::load_balance_loss";
-  fast::detail::check_loss_args(fn, counts, p, tokens, n_experts, top_k, alpha);
+  kernels::detail::check_loss_args(fn, counts, p, tokens, n_experts, top_k, alpha);
   detail::Call call(fn);
   const auto* dc = static_cast<const int64_t*>(call.upload(counts, bytes_of_i64(n_experts)));
   const auto* dp = static_cast<const float*>(call.upload(p, bytes_of_f32(n_experts)));
@@ -79,7 +79,7 @@ void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n
                      void* new_bias) {
   constexpr const char* fn = "gpu::aux_free_update";
   detail::check_storage(fn, s);
-  const int64_t total = fast::detail::checked_load_total(fn, bias, load, n, gamma, new_bias);
+  const int64_t total = kernels::detail::checked_load_total(fn, bias, load, n, gamma, new_bias);
   detail::Call call(fn);
   const void* dc = call.upload(bias, detail::bytes_of(s, n));
   const auto* dl = static_cast<const int64_t*>(call.upload(load, bytes_of_i64(n)));

@@ -1,6 +1,6 @@
 // CUDA-free host interface (gpu/api.h's conventions) of the MoE family: F20 routing, F21's
 // per-expert statistics and load-balance loss, F22's bias update, with fast/moe_router.h's
-// argument shapes and validation (fast/validate_moe.h: std::invalid_argument naming the function,
+// argument shapes and validation (kernels/api/validate_moe.h: std::invalid_argument naming the function,
 // the parameter and the expectation, before any CUDA call).
 //
 // Numerics: affinities, selection scores, group scores and gates in double (gpu/moe_route.h, one
@@ -13,15 +13,15 @@
 
 #include <cstdint>
 
-#include "fast/router_config.h"
+#include "kernels/api/router_config.h"
 #include "gpu/api.h"
 
 namespace lmo::gpu {
 
-// fast/router_config.h's configuration, shared with fast/moe_router.h.
-using fast::GroupScore;
-using fast::RouterConfig;
-using fast::RouterScore;
+// kernels/api/router_config.h's configuration, shared with fast/moe_router.h.
+using kernels::GroupScore;
+using kernels::RouterConfig;
+using kernels::RouterScore;
 
 // logits [tokens, N] and bias [N] (null: none) in s; writes experts [tokens, K] (ascending per
 // token), gates [tokens, K] in s (same order) and, when not null, the f32 affinities [tokens, N].

@@ -1,6 +1,6 @@
 // gpu/api_positional.h on top of gpu/launch_positional.h: validate as fast/ does
-// (fast/validate.h, fast/validate_positional.h), form what the kernels need on the host (the
-// sinusoidal frequencies in turns, fast/turns.h; T5's bucket thresholds, fast::T5Buckets), copy,
+// (kernels/api/validate.h, kernels/api/validate_positional.h), form what the kernels need on the host (the
+// sinusoidal frequencies in turns, kernels/api/turns.h; T5's bucket thresholds, kernels::T5Buckets), copy,
 // launch, wait, copy back.
 #include "gpu/api_positional.h"
 
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "fast/t5_bias.h"
-#include "fast/turns.h"
-#include "fast/validate.h"
-#include "fast/validate_positional.h"
+#include "kernels/api/t5_buckets.h"
+#include "kernels/api/turns.h"
+#include "kernels/api/validate.h"
+#include "kernels/api/validate_positional.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_positional.h"
 
@@ -22,10 +22,10 @@ void sinusoidal_pe(Storage s, const int64_t* positions, void* pe, int64_t tokens
                    double base) {
   constexpr const char* fn = "gpu::sinusoidal_pe";
   detail::check_storage(fn, s);
-  fast::detail::check_sinusoidal_pe(fn, positions, pe, tokens, d, base);
+  kernels::detail::check_sinusoidal_pe(fn, positions, pe, tokens, d, base);
   if (tokens == 0) return;
   const size_t half = static_cast<size_t>(d / 2);
-  const fast::Turns turns = fast::turns_of(fast::inverse_powers(base, d / 2, d));
+  const kernels::Turns turns = kernels::turns_of(kernels::inverse_powers(base, d / 2, d));
   detail::Call call(fn);
   const auto* dp = static_cast<const int64_t*>(
       call.upload(positions, static_cast<size_t>(tokens) * sizeof(int64_t)));
@@ -42,7 +42,7 @@ void learned_position(Storage s, const void* token_table, int64_t vocab, const v
                       void* h, int64_t tokens, int64_t d) {
   constexpr const char* fn = "gpu::learned_position";
   detail::check_storage(fn, s);
-  fast::detail::check_learned_position(fn, token_table, vocab, position_table, max_positions,
+  kernels::detail::check_learned_position(fn, token_table, vocab, position_table, max_positions,
                                        token_ids, positions, h, tokens, d);
   if (tokens == 0) return;
   const size_t index_bytes = static_cast<size_t>(tokens) * sizeof(int64_t);
@@ -61,7 +61,7 @@ void shaw_logits(Storage s, const void* q, const void* k, const void* rel_k, voi
                  int64_t n_k, int64_t d_k, int64_t max_relative_position) {
   constexpr const char* fn = "gpu::shaw_logits";
   detail::check_storage(fn, s);
-  fast::detail::check_shaw_logits(fn, q, k, rel_k, e, n_q, n_k, d_k, max_relative_position);
+  kernels::detail::check_shaw_logits(fn, q, k, rel_k, e, n_q, n_k, d_k, max_relative_position);
   if (n_q == 0 || n_k == 0) return;
   detail::Call call(fn);
   const void* dq = call.upload(q, detail::bytes_of(s, n_q * d_k));
@@ -76,18 +76,18 @@ void shaw_logits(Storage s, const void* q, const void* k, const void* rel_k, voi
 void t5_bias(Storage s, const void* table, void* bias, const T5BiasShape& shape) {
   constexpr const char* fn = "gpu::t5_bias";
   detail::check_storage(fn, s);
-  fast::detail::check_t5_bias_shape(fn, shape);
-  // fast::T5Buckets checks the bucket parameters under fast's name: rethrown under this one.
+  kernels::detail::check_t5_bias_shape(fn, shape);
+  // kernels::T5Buckets checks the bucket parameters under fast's name: rethrown under this one.
   std::vector<int64_t> thresholds;
   try {
     thresholds =
-        fast::T5Buckets(shape.num_buckets, shape.max_distance, shape.bidirectional).thresholds();
+        kernels::T5Buckets(shape.num_buckets, shape.max_distance, shape.bidirectional).thresholds();
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("gpu::") + e.what());
   }
   const bool any = shape.query_len > 0 && shape.key_len > 0;
-  fast::detail::check_ptr(fn, "table", table, any);
-  fast::detail::check_ptr(fn, "bias", bias, any);
+  kernels::detail::check_ptr(fn, "table", table, any);
+  kernels::detail::check_ptr(fn, "bias", bias, any);
   if (!any) return;
   relpos::T5Rule rule;
   rule.bidirectional = shape.bidirectional;

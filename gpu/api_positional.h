@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "fast/t5_bias_shape.h"
+#include "kernels/api/t5_bias_shape.h"
 #include "gpu/api.h"
 
 namespace lmo::gpu {
@@ -40,9 +40,9 @@ void shaw_logits(Storage s, const void* q, const void* k, const void* rel_k, voi
                  int64_t n_k, int64_t d_k, int64_t max_relative_position);
 
 // bias[h, i, j] = table[bucket(j − (query_offset + i)), h] (fast/t5_bias.h): the buckets by
-// fast::T5Buckets' exact integer thresholds (found on the host, the comparisons on the device),
+// kernels::T5Buckets' exact integer thresholds (found on the host, the comparisons on the device),
 // the values copied bit for bit. Throws as fast::t5_bias does.
-using fast::T5BiasShape;
+using kernels::T5BiasShape;
 void t5_bias(Storage s, const void* table, void* bias, const T5BiasShape& shape);
 
 }  // namespace lmo::gpu

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fast/turns.h"
+#include "kernels/api/turns.h"
 #include "gpu/bench.h"
 #include "gpu/bench_timing.cuh"
 #include "gpu/common.cuh"
@@ -141,7 +141,7 @@ BenchRow bench(const std::string& op, Storage s, int64_t elements, int repetitio
     const int64_t d = 1024, rows = std::max<int64_t>(1, elements / d);
     std::vector<int64_t> positions;
     for (int64_t r = 0; r < rows; ++r) positions.push_back((r * 7919) % (int64_t{1} << 20));
-    const fast::Turns turns = fast::turns_of(fast::inverse_powers(10000.0L, d / 2, d));
+    const kernels::Turns turns = kernels::turns_of(kernels::inverse_powers(10000.0L, d / 2, d));
     keep.push_back(std::make_unique<DeviceArray>(positions.size() * sizeof(int64_t)));
     auto* pos = static_cast<int64_t*>(keep.back()->get());
     check("cudaMemcpy (positions)",

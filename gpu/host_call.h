@@ -13,22 +13,15 @@
 #include <vector>
 
 #include "gpu/api.h"
+#include "kernels/api/validate.h"  // check_storage
 
 namespace lmo::gpu::detail {
 
-inline size_t storage_bytes(Storage s) { return s == Storage::f32 ? 4 : 2; }
+using kernels::storage_bytes;
+using kernels::detail::check_storage;
 
 inline size_t bytes_of(Storage s, int64_t count) {
   return static_cast<size_t>(count) * storage_bytes(s);
-}
-
-// gpu::Storage is one of f32, bf16, f16.
-inline void check_storage(const char* fn, Storage s) {
-  if (s != Storage::f32 && s != Storage::bf16 && s != Storage::f16) {
-    throw std::invalid_argument(std::string(fn) + ": storage is " +
-                                std::to_string(static_cast<int>(s)) +
-                                ", expected f32, bf16 or f16");
-  }
 }
 
 // One host call: the device buffers it owns and the checks of its CUDA calls. The buffers are

@@ -14,7 +14,7 @@
 namespace lmo::gpu {
 
 // positions: tokens int64 (|p| ≤ 2^53); turns_hi, turns_lo: d/2 doubles, the frequencies in turns
-// of fast/turns.h; pe: tokens × d in s. All on the device.
+// of kernels/api/turns.h; pe: tokens × d in s. All on the device.
 cudaError_t launch_sinusoidal_pe(Storage s, const int64_t* positions, const double* turns_hi,
                                  const double* turns_lo, void* pe, int64_t tokens, int64_t d,
                                  cudaStream_t stream);

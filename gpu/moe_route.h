@@ -47,7 +47,7 @@ struct RouteShape {
   double routed_scale = 1;
 };
 
-// The shape of a router configuration c (fast/router_config.h's fields and enumerators, which
+// The shape of a router configuration c (kernels/api/router_config.h's fields and enumerators, which
 // gpu::RouterConfig names too); topk_group is 1 without a group limit.
 template <class Config>
 RouteShape route_shape(const Config& c) {

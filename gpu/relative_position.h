@@ -36,10 +36,10 @@ LMO_HD double shaw_logit(const T* q, const T* k, const T* a, int64_t d_k, const 
   return dot / std::sqrt(static_cast<double>(d_k));
 }
 
-// T5's bucket rule as fast::T5Buckets holds it: B buckets per direction (num_buckets / 2
+// T5's bucket rule as kernels::T5Buckets holds it: B buckets per direction (num_buckets / 2
 // bidirectional, num_buckets causal), max_exact = B / 2, max_distance, and the integer thresholds
 // t_1 … t_{count} (count = B − max_exact − 1; t_m the least n whose log bucket is ≥ max_exact + m,
-// found exactly on the host by fast::T5Buckets).
+// found exactly on the host by kernels::T5Buckets).
 struct T5Rule {
   int64_t buckets = 0;
   int64_t max_exact = 0;
@@ -49,7 +49,7 @@ struct T5Rule {
   int64_t count = 0;
 };
 
-// The bucket of a relative position (key minus query position), fast::T5Buckets::operator()'s
+// The bucket of a relative position (key minus query position), kernels::T5Buckets::operator()'s
 // rule: n = |rel| (bidirectional, keys after the query offset by B) or max(−rel, 0) (causal);
 // n < max_exact is bucket n, n ≥ max_distance the last, between them max_exact plus the number
 // of thresholds ≤ n (a binary search: upper_bound).

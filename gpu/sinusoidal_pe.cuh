@@ -1,5 +1,5 @@
 // F07 sinusoidal position encoding kernel: pe [tokens, d], pe[t, 2i] = sin(2π·p_t·f_i),
-// pe[t, 2i+1] = cos(2π·p_t·f_i), f_i = 1 / (2π·base^(2i/d)) in turns as hi + lo (fast/turns.h,
+// pe[t, 2i+1] = cos(2π·p_t·f_i), f_i = 1 / (2π·base^(2i/d)) in turns as hi + lo (kernels/api/turns.h,
 // formed on the host in long double), cos and sin by gpu/angles.h in double, each rounded once to
 // f32 and then to the storage. One thread per (token, pair): no reductions, nothing shared
 // between threads, so the results cannot depend on the launch.

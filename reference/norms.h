@@ -83,7 +83,7 @@ std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::sp
   return y;
 }
 
-// Rounding points of a simulated RMSNorm kernel ([recipes], oracle/recipe.h); the reference and
+// Rounding points of a simulated RMSNorm kernel ([recipes], oracle/judge/recipe.h); the reference and
 // the strict naive kernel set none.
 template <class T>
 struct NormRounding {

@@ -1,4 +1,4 @@
-// Claims on kernel backends (oracle/claims_kernel.h): every fast-<target> of this CPU is a claim
+// Claims on kernel backends (oracle/claims/kernel.h): every fast-<target> of this CPU is a claim
 // backend, the claims whose ops have fast kernels run there and hold, a kernel with a
 // deliberate error (a dropped soft-cap, a wrong epsilon) makes the affected claims FAIL, and a
 // backend without the claim's op reports it not applicable, naming the op.
@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 
-#include "oracle/backend.h"
-#include "oracle/claims.h"
-#include "oracle/claims_report.h"
+#include "oracle/backends/backend.h"
+#include "oracle/claims/claims.h"
+#include "oracle/claims/report.h"
 #include "oracle/ops/activations.h"
 #include "oracle/ops/norms.h"
 

@@ -11,7 +11,7 @@
 #include <numeric>
 #include <vector>
 
-#include "oracle/claims_tracked.h"
+#include "oracle/claims/tracked.h"
 #include "reference/activations.h"
 #include "reference/attention.h"
 #include "reference/attention_online.h"

@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "oracle/claims.h"
-#include "oracle/claims_eval.h"
-#include "oracle/claims_report.h"
+#include "oracle/claims/claims.h"
+#include "oracle/claims/eval.h"
+#include "oracle/claims/report.h"
 #include "reference/rope.h"
 
 namespace lmo::oracle {

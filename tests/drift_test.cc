@@ -1,7 +1,7 @@
-// Drift audits (oracle/drift.h) in quick mode: every row well formed, and the trend each audit
+// Drift audits (oracle/drift/drift.h) in quick mode: every row well formed, and the trend each audit
 // exists to show, judged against bounds that come from outside the code (error analysis of the
 // formats, their ranges, exact scaling identities) rather than from a previous run.
-#include "oracle/drift.h"
+#include "oracle/drift/drift.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <tuple>
 
-#include "oracle/case_error.h"
-#include "oracle/drift_kernels.h"
+#include "oracle/core/case_error.h"
+#include "oracle/drift/kernels.h"
 
 namespace lmo::oracle {
 namespace {
@@ -337,7 +337,7 @@ TEST(Drift, MlaAbsorptionBothFormsAtTheirFormatsPrecision) {
   }
 }
 
-// The kernel policies (oracle/drift_kernels.h): every kernel backend of the build that runs here
+// The kernel policies (oracle/drift/kernels.h): every kernel backend of the build that runs here
 // is audited through the Backend interface, its outputs follow the ops' own accuracy (error
 // analysis, not a previous run), and a kernel that writes out of bounds or leaves an element
 // unwritten is an error, not a figure.

@@ -17,7 +17,7 @@
 #include "fast/activations.h"
 #include "fast/glu.h"
 #include "fast/softcap.h"
-#include "oracle/guarded_buffer.h"
+#include "oracle/core/guarded_buffer.h"
 #include "oracle/ops/activations.h"
 #include "reference/activations.h"
 #include "tests/support/elementwise_inputs.h"
@@ -84,7 +84,7 @@ void check_everywhere(Activation a, Storage s, const ref::Tensor& x, const ref::
 
 // Every bit pattern of a 16-bit storage, in order, except the two NaNs that a kernel passing
 // its input's NaN through (quieted) would store as the output buffer's poison pattern
-// (oracle/guarded_buffer.h): the judge would take them for unwritten elements. They are replaced
+// (oracle/core/guarded_buffer.h): the judge would take them for unwritten elements. They are replaced
 // by the format's canonical quiet NaN (sign and payload of a NaN are not what is checked here).
 ref::Tensor every_pattern(Storage s) {
   const uint64_t poison = oracle::poison_bits(dtype_of(s));

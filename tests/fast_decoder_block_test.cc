@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "fast/decoder_block.h"
-#include "oracle/case.h"
-#include "oracle/case_inputs.h"
-#include "oracle/op.h"
+#include "oracle/core/case.h"
+#include "oracle/core/case_inputs.h"
+#include "oracle/core/op.h"
 #include "oracle/ops/blocks.h"
 #include "tests/support/fast_cases.h"
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fast/ffn.h"
-#include "oracle/inputs.h"
+#include "oracle/core/inputs.h"
 #include "reference/ffn.h"
 #include "tests/support/fast_cases.h"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "fast/moe_router.h"
-#include "oracle/backend_fast_adapters.h"
-#include "oracle/backend_fast_moe.h"
+#include "oracle/backends/fast_adapters.h"
+#include "oracle/backends/fast_moe.h"
 #include "oracle/ops/moe.h"
 #include "oracle/ops/moe_balance.h"
 #include "tests/support/fast_cases.h"

@@ -5,7 +5,7 @@
 //  - learned_position in f32: every value the correctly rounded sum; shaw_logits on small
 //    integer inputs, where every f32 operation is exact: every logit equals the reference's
 //    exactly (any wrong table row or clip shows), over band, clip and block edges;
-//  - T5's bucket: fast::T5Buckets equals the reference's t5_relative_position_bucket (exact
+//  - T5's bucket: kernels::T5Buckets equals the reference's t5_relative_position_bucket (exact
 //    integer comparisons) for every relative position in ±2^20, on settings whose boundaries
 //    are exact integers (where a float32 log lands one bucket low), and at every bucket boundary
 //    of settings with up to 2048 log buckets;
@@ -24,7 +24,7 @@
 #include "fast/learned_position.h"
 #include "fast/shaw_logits.h"
 #include "fast/t5_bias.h"
-#include "oracle/backend_fast_adapters.h"
+#include "oracle/backends/fast_adapters.h"
 #include "oracle/ops/positional.h"
 #include "reference/positional.h"
 #include "tests/support/fast_cases.h"

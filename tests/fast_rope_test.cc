@@ -19,9 +19,9 @@
 
 #include "fast/rope.h"
 #include "fast/sinusoidal_pe.h"
-#include "oracle/backend_fast_rope.h"
+#include "oracle/backends/fast_rope.h"
 #include "oracle/ops/rope.h"
-#include "oracle/specials.h"
+#include "oracle/core/specials.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/oracle_harness.h"
 

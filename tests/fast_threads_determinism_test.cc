@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "fast/threads.h"
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/case_inputs.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/core/case_inputs.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {

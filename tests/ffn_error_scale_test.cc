@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/backend_fast_adapters.h"
+#include "oracle/backends/fast_adapters.h"
 #include "oracle/ops/ffn.h"
-#include "oracle/policy_table.h"
+#include "oracle/judge/policy_table.h"
 #include "support/oracle_harness.h"
 #include "support/oracle_sweep.h"
 

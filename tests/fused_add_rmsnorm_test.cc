@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fast/norms.h"
-#include "oracle/case.h"
-#include "oracle/check.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
 #include "reference/norms.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/float_tensors.h"

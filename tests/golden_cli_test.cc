@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "oracle/safetensors.h"
+#include "oracle/golden/safetensors.h"
 #include "tests/support/run_cli.h"
 
 namespace lmo::oracle {

@@ -21,7 +21,7 @@
 #include <sstream>
 #include <string>
 
-#include "oracle/sha256.h"
+#include "oracle/core/sha256.h"
 #include "tests/support/run_cli.h"
 
 namespace {

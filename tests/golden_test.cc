@@ -2,7 +2,7 @@
 // up-to-date files, sharding (N = 3) and merging give the single run file for file, and `check`
 // grades kernels' outputs (correct ones pass, a truncating one fails, bad files are refused), in
 // files and in memory (EXPECT_MATCHES_REFERENCE).
-#include "oracle/golden.h"
+#include "oracle/golden/golden.h"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -13,10 +13,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "oracle/check.h"
-#include "oracle/golden_content.h"
-#include "oracle/gtest_reference.h"
-#include "oracle/sha256.h"
+#include "oracle/golden/check.h"
+#include "oracle/golden/golden_content.h"
+#include "oracle/judge/gtest_reference.h"
+#include "oracle/core/sha256.h"
 #include "reference/parallel.h"
 
 namespace lmo::oracle {

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "fast/storage.h"
-#include "fast/turns.h"
 #include "gpu/angles.h"
 #include "oracle/ops/positional.h"
 #include "reference/numeric.h"

@@ -1,4 +1,4 @@
-// The gpu backend's attention adapters (oracle/backend_gpu_attention.cc): with a device, cases of
+// The gpu backend's attention adapters (oracle/backends/gpu_attention.cc): with a device, cases of
 // attention (every mask, GQA, MQA, soft-cap), attention_decode and mla_decode judged by the
 // oracle's own run_and_judge, as `lmoracle verify --backend gpu` does; everywhere, the reasons
 // the backend gives for widths beyond the kernels' limits.
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gpu/api.h"
-#include "oracle/backend.h"
-#include "oracle/backend_gpu_attention.h"
+#include "oracle/backends/backend.h"
+#include "oracle/backends/gpu_attention.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"
 

@@ -1,6 +1,6 @@
 // The oracle's gpu backend on the built-in cases of the ops whose adapters are in
-// oracle/backend_gpu_moe.cc (sinusoidal_pe, moe_router, load_balance_loss, aux_free_update),
-// oracle/backend_gpu_ffn.cc and oracle/backend_gpu_positional.cc (ffn, glu_ffn, decoder_block,
+// oracle/backends/gpu_moe.cc (sinusoidal_pe, moe_router, load_balance_loss, aux_free_update),
+// oracle/backends/gpu_ffn.cc and oracle/backends/gpu_positional.cc (ffn, glu_ffn, decoder_block,
 // learned_position, shaw_logits, t5_bias), judged by the oracle's own run_and_judge (the exact
 // reference and the policy table, as `lmoracle verify --backend gpu` does) in every storage
 // format each case lists. Needs a CUDA device (skipped with the reason otherwise), except the
@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/verify.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/verify/verify.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"
 

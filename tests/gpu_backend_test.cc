@@ -1,4 +1,4 @@
-// The oracle's gpu backend (oracle/backend_gpu.cc): registered exactly when a device is found,
+// The oracle's gpu backend (oracle/backends/gpu.cc): registered exactly when a device is found,
 // and, with one, judged by the oracle's own run_and_judge (the exact reference and the policy
 // table, as `lmoracle verify` does) on RoPE cases (both angle sources and layouts, partial
 // rotary, the scaling rules, positions up to 2^40) and on one case of every other family it
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpu/api.h"
-#include "oracle/backend.h"
+#include "oracle/backends/backend.h"
 #include "oracle/ops/rope.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"

@@ -19,8 +19,8 @@
 
 #include "gpu/activation_math.h"
 #include "gpu/ffn_math.h"
-#include "oracle/backend.h"
-#include "oracle/case.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
 #include "oracle/ops/ffn.h"
 #include "reference/activations.h"
 #include "reference/numeric.h"

@@ -1,5 +1,5 @@
 // gpu/api_ffn.h: argument validation (everywhere: it runs before any CUDA call, with the messages
-// of fast/validate_ffn.h under gpu::'s names); with a device, the ReLU FFN in every storage
+// of kernels/api/validate_ffn.h under gpu::'s names); with a device, the ReLU FFN in every storage
 // bitwise equal to its evaluation on the host by gpu/ffn_math.h (ReLU is exact and every dot
 // product's terms are exact, so host and device round the same sums: this pins the kernels'
 // indexing, the f32 hidden layer and the output's rounding to f32 and then to the storage) on a
@@ -18,7 +18,7 @@
 #include "gpu/activation_math.h"
 #include "gpu/api.h"
 #include "gpu/ffn_math.h"
-#include "oracle/inputs.h"
+#include "oracle/core/inputs.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/gpu_cases.h"
 

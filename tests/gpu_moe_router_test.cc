@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "gpu/api.h"
-#include "oracle/backend_gpu_moe.h"
-#include "oracle/backend_moe_adapters.h"
+#include "oracle/backends/gpu_moe.h"
+#include "oracle/backends/moe_adapters.h"
 #include "oracle/ops/moe.h"
 #include "oracle/ops/moe_balance.h"
 #include "tests/support/fast_cases.h"

@@ -1,5 +1,5 @@
 // gpu/api_positional.h's learned_position, shaw_logits and t5_bias: argument validation
-// (everywhere: it runs before any CUDA call, fast/validate_positional.h's checks under gpu::'s
+// (everywhere: it runs before any CUDA call, kernels/api/validate_positional.h's checks under gpu::'s
 // names, every index checked against its table); with a device, learned_position and t5_bias
 // bitwise equal to fast/'s in every storage (the f32 sum of two stored values is the same
 // correctly rounded number both ways; T5's values are copied, its buckets decided exactly by the
@@ -17,7 +17,7 @@
 #include "fast/storage.h"
 #include "fast/t5_bias.h"
 #include "gpu/api.h"
-#include "oracle/inputs.h"
+#include "oracle/core/inputs.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/gpu_cases.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "fast/turns.h"
+#include "fast/kernel_api.h"
 #include "gpu/angles.h"
 #include "gpu/api.h"
 #include "gpu/launch_positional.h"

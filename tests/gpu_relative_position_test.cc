@@ -1,11 +1,11 @@
 // The GPU relative position kernels' per-element math (gpu/relative_position.h) on the host,
 // where no device is needed: the very functions gpu/shaw_logits.cuh and gpu/position_tables.cuh
 // run, compiled by the host compiler (with -ffp-contract=off). Against independent truth:
-//   - T5's bucket with fast::T5Buckets' thresholds, as gpu/api_positional.cc passes them, equal
+//   - T5's bucket with kernels::T5Buckets' thresholds, as gpu/api_positional.cc passes them, equal
 //     to the reference's t5_relative_position_bucket (exact integer decisions in cpp_int) for
 //     every relative position in ±2·max_distance over causal and bidirectional rules, the tie
 //     where float32 code lands one bucket low (36 buckets, max_distance 50, n = 30) included;
-//     and to fast::T5Buckets at the extremes (±2^53, INT64_MIN + 1);
+//     and to kernels::T5Buckets at the extremes (±2^53, INT64_MIN + 1);
 //   - Shaw's table row against the clip of its definition;
 //   - the built-in shaw_logits case evaluated as the kernel evaluates it (each logit in double,
 //     rounded to f32 and then to the storage), judged by the oracle's run_and_judge (the exact
@@ -20,8 +20,8 @@
 
 #include "fast/t5_bias.h"
 #include "gpu/relative_position.h"
-#include "oracle/backend.h"
-#include "oracle/case.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
 #include "oracle/ops/positional.h"
 #include "reference/positional.h"
 #include "tests/support/oracle_harness.h"
@@ -32,7 +32,7 @@ namespace {
 // The rule gpu/api_positional.cc builds for the kernel.
 struct Rule {
   Rule(int64_t num_buckets, int64_t max_distance, bool bidirectional)
-      : thresholds(fast::T5Buckets(num_buckets, max_distance, bidirectional).thresholds()) {
+      : thresholds(kernels::T5Buckets(num_buckets, max_distance, bidirectional).thresholds()) {
     r.bidirectional = bidirectional;
     r.buckets = bidirectional ? num_buckets / 2 : num_buckets;
     r.max_exact = r.buckets / 2;
@@ -74,7 +74,7 @@ TEST(GpuRelativePosition, T5BucketAtTheExtremes) {
   for (const T5Config& c : {T5Config{32, 128, true}, T5Config{4096, big, true},
                             T5Config{4096, big, false}, T5Config{40, big / 3, false}}) {
     const Rule rule(c.num_buckets, c.max_distance, c.bidirectional);
-    const fast::T5Buckets fast_rule(c.num_buckets, c.max_distance, c.bidirectional);
+    const kernels::T5Buckets fast_rule(c.num_buckets, c.max_distance, c.bidirectional);
     for (const int64_t rel :
          {int64_t{0}, int64_t{1}, int64_t{-1}, big, -big, big - 1, -(big - 1), big / 5, -big / 7,
           std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max()}) {

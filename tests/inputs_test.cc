@@ -4,7 +4,7 @@
 //
 // Statistical bounds are 5 standard errors: for a correct generator each check fails with
 // probability below 6e-7; the inputs are fixed, so a pass is reproducible, not luck per run.
-#include "oracle/inputs.h"
+#include "oracle/core/inputs.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "oracle/case_inputs.h"
-#include "oracle/philox.h"
-#include "oracle/sha256.h"
-#include "oracle/specials.h"
+#include "oracle/core/case_inputs.h"
+#include "oracle/core/philox.h"
+#include "oracle/core/sha256.h"
+#include "oracle/core/specials.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {

@@ -1,9 +1,9 @@
-// The oracle's judge (oracle/judge.h) and guarded output buffers (oracle/guarded_buffer.h),
+// The oracle's judge (oracle/judge/judge.h) and guarded output buffers (oracle/core/guarded_buffer.h),
 // each check tripped by a deliberately broken backend: the judging order (NaN parity, then inf
 // parity, then the policy), poison, guards, the ULP policy with and without the midpoint rule,
 // the naive-relative policy, and the top-k set comparison. Correct results (the exact value
 // correctly rounded) are never flagged.
-#include "oracle/judge.h"
+#include "oracle/judge/judge.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "oracle/policy_table.h"
+#include "oracle/judge/policy_table.h"
 #include "reference/softmax.h"
 
 namespace lmo::oracle {

@@ -1,7 +1,7 @@
-// Error metrics of the oracle (oracle/metrics.h): the ULP distance against an independent count
+// Error metrics of the oracle (oracle/judge/metrics.h): the ULP distance against an independent count
 // of representable values, the unit-in-the-last-place spacing, relative error and significant
 // bits on hand-computed values, the midpoint distance, and NMSE on a small vector.
-#include "oracle/metrics.h"
+#include "oracle/judge/metrics.h"
 
 #include <gtest/gtest.h>
 

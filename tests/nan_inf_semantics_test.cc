@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/verify.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/verify/verify.h"
 #include "reference/attention.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"

@@ -3,7 +3,7 @@
 // and the fast SIMD kernels on every supported target (`fast-*`): every backend of verify's
 // default run — are never flagged, over at least 1000 random
 // cases per op family: random op of the family, random shapes and parameters, random storage
-// formats, random seeds. The parameters come from Philox (oracle/philox.h through InputStream), so
+// formats, random seeds. The parameters come from Philox (oracle/core/philox.h through InputStream), so
 // the sweep is the same on every run.
 #include <gtest/gtest.h>
 

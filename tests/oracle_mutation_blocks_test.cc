@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "oracle/ops/blocks.h"
 #include "oracle/ops/moe_balance.h"
 #include "support/oracle_harness.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "oracle/ops/rope.h"
 #include "support/oracle_harness.h"
 

@@ -1,6 +1,6 @@
 // Philox4x32-10 against the known-answer vectors published with Random123 (kat_vectors), and
 // basic sanity that the map separates nearby counters and keys.
-#include "oracle/philox.h"
+#include "oracle/core/philox.h"
 
 #include <gtest/gtest.h>
 

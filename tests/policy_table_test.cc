@@ -1,7 +1,7 @@
-// THE tolerance table (oracle/policy_table.h): every op the backend registry will ask for has an
+// THE tolerance table (oracle/judge/policy_table.h): every op the backend registry will ask for has an
 // entry with a justification and sane constants, elementwise ops are judged in ulps and
 // reductions against the naive run, and lookups of unknown ops fail with the list of known ones.
-#include "oracle/policy_table.h"
+#include "oracle/judge/policy_table.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <utility>
 
-#include "oracle/case.h"
-#include "oracle/check.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
 
 namespace lmo::oracle {
 namespace {

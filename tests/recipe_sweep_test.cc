@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/case.h"
-#include "oracle/check.h"
-#include "oracle/recipe.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
+#include "oracle/judge/recipe.h"
 #include "support/float_tensors.h"
 #include "support/recipe_kernels.h"
 

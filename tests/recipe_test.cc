@@ -1,4 +1,4 @@
-// Rounding recipes (oracle/recipe.h, recipe_judge.h): the text forms and their errors, and the
+// Rounding recipes (oracle/judge/recipe.h, recipe_judge.h): the text forms and their errors, and the
 // judge under a recipe on kernels written independently of the reference (support/
 // recipe_kernels.h): each named recipe's kernel passes under it and fails under strict, its
 // mutants fail and the diagnosis names what each mutant does.
@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "oracle/case.h"
-#include "oracle/check.h"
-#include "oracle/golden.h"
-#include "oracle/golden_content.h"
-#include "oracle/recipe.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
+#include "oracle/golden/golden.h"
+#include "oracle/golden/golden_content.h"
+#include "oracle/judge/recipe.h"
 #include "support/float_tensors.h"
 #include "support/recipe_kernels.h"
 

@@ -2,7 +2,7 @@
 // file byte for byte, a file written by Python's safetensors 0.8.0, and one malformed file per
 // rule of the format (built byte by byte) that must raise SafetensorsError naming the file,
 // the tensor or field and the rule.
-#include "oracle/safetensors.h"
+#include "oracle/golden/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/utf8.h"
+#include "oracle/core/utf8.h"
 
 namespace lmo::oracle {
 namespace {

@@ -1,5 +1,5 @@
 // SHA-256 against the FIPS 180-4 / NIST CSRC example digests.
-#include "oracle/sha256.h"
+#include "oracle/core/sha256.h"
 
 #include <gtest/gtest.h>
 

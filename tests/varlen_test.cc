@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/check.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
+#include "oracle/verify/verify.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {
@@ -89,30 +91,15 @@ TEST(Varlen, BadPackingsAreRefused) {
 TEST(Varlen, KernelsPassAndBoundaryBugsFail) {
   const std::vector<int64_t> cu = {0, 6, 13, 30};
   const Case c = make_case(attention_json("causal", cu));
-  const std::unique_ptr<Op> op = make_op(c);
   const InputSet in = reference_inputs(c, ref::Format::bf16);
+  testing::Harness h(c.source, ref::Format::bf16);
   int ran = 0;
   for (const auto& b : available_backends()) {
-    if (b->name().rfind("fast-", 0) != 0 || !b->unsupported(c, *op, ref::Format::bf16).empty()) {
+    if (b->name().rfind("fast-", 0) != 0 || !b->unsupported(h.c(), h.op(), h.storage()).empty()) {
       continue;
     }
-    std::optional<Outputs<ref::mp>> exact;
-    RunContext ctx{c, *op, ref::Format::bf16, in,
-                   [&]() -> const Outputs<ref::mp>& {
-                     if (!exact) exact = op->exact(in);
-                     return *exact;
-                   },
-                   [&](ref::Format) -> const Outputs<double>& {
-                     throw std::logic_error("not needed");
-                   }};
-    std::vector<GuardedBuffer> out;
-    out.emplace_back(ref::DType::bf16, std::vector<int64_t>{30, 64});
-    out[0].arm();
-    b->run(ctx, out);
-    std::map<std::string, ref::Tensor> outs;
-    outs.emplace("o", out[0].tensor());
-    const CheckReport r = check_outputs(c, outs);
-    EXPECT_TRUE(r.pass) << b->name() << "\n" << to_text(r);
+    const VerifyRow row = run_and_judge(h.c(), h.op(), h.storage(), *b, h.ctx());
+    EXPECT_TRUE(row.pass) << b->name() << ": " << row.detail;
     ++ran;
   }
   EXPECT_GT(ran, 0);

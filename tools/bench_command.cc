@@ -20,7 +20,7 @@
 #include "fast/threads.h"
 #include "fast_workloads.h"
 #include "flop_rate.h"
-#include "oracle/case_error.h"
+#include "oracle/core/case_error.h"
 
 namespace {
 

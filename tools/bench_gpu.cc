@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "oracle/case_error.h"
+#include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
 #include "gpu/api.h"
 #include "gpu/bench.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "oracle/case_error.h"
+#include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
 #include "gpu/api.h"
 #include "gpu/bench_attention.h"

@@ -7,12 +7,12 @@
 #include <iostream>
 #include <string>
 
-#include "oracle/case.h"
-#include "oracle/drift.h"
-#include "oracle/listing.h"
-#include "oracle/claims_report.h"
-#include "oracle/system_info.h"
-#include "oracle/verify.h"
+#include "oracle/core/case.h"
+#include "oracle/drift/drift.h"
+#include "oracle/verify/listing.h"
+#include "oracle/claims/report.h"
+#include "oracle/backends/system_info.h"
+#include "oracle/verify/verify.h"
 #include "golden_command.h"
 #include "bench_command.h"
 #include "drift_command.h"
@@ -54,7 +54,7 @@ int lmoracle_main(int argc, char** argv) {
       "list", "Number formats, SIMD targets (compiled and supported), CUDA build and device");
   list->add_flag("--json", list_json, "Print JSON instead of a table");
 
-  // claims: every C- and E-row of the catalog with its evidence (oracle/claims_report.h).
+  // claims: every C- and E-row of the catalog with its evidence (oracle/claims/report.h).
   lmo::oracle::ClaimsOptions claims_opts;
   CLI::App* claims = app.add_subcommand(
       "claims", "Check every claim and erratum of the notes on the reference and kernel backends");

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "oracle/case_error.h"
-#include "oracle/drift.h"
+#include "oracle/core/case_error.h"
+#include "oracle/drift/drift.h"
 
 namespace {
 

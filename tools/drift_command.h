@@ -1,4 +1,4 @@
-// `lmoracle drift`: run one built-in precision drift audit (oracle/drift.h), print its table (or
+// `lmoracle drift`: run one built-in precision drift audit (oracle/drift/drift.h), print its table (or
 // JSON), write CSV and JSON into --out DIR and draw the plot with tools/drift_plot.py.
 #pragma once
 

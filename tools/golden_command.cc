@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "oracle/case.h"
-#include "oracle/check.h"
-#include "oracle/golden.h"
-#include "oracle/safetensors.h"
-#include "oracle/user_ref.h"
-#include "oracle/verify.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
+#include "oracle/golden/golden.h"
+#include "oracle/golden/safetensors.h"
+#include "oracle/golden/user_ref.h"
+#include "oracle/verify/verify.h"
 #include "reference/parallel.h"
 
 using lmo::oracle::InputError;

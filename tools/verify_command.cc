@@ -6,10 +6,10 @@
 #include <iostream>
 #include <optional>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/claims_report.h"
-#include "oracle/verify.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/claims/report.h"
+#include "oracle/verify/verify.h"
 
 namespace {
 

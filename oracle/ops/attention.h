@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/attention.h"
 
 namespace lmo::oracle {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/attention.h"
 #include "reference/blocks.h"
 #include "reference/ffn.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "oracle/op.h"
+#include "oracle/core/op.h"
 
 namespace lmo::oracle {
 

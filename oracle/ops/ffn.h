@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/activation_kind.h"
 
 namespace lmo::oracle {

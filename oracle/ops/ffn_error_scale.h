@@ -4,7 +4,7 @@
 //
 // Every operation of a correct kernel rounds once: a product t by at most u·|t|, an addition
 // whose result is s by at most u·|s|, the activation a = act(h) by its own elementwise policy
-// (oracle/policy_table.cc: k ulp ≤ 2k·u·|a|, plus arg_error·κ·u·|a| for GELU and GELU-tanh).
+// (oracle/judge/policy_table.cc: k ulp ≤ 2k·u·|a|, plus arg_error·κ·u·|a| for GELU and GELU-tanh).
 // Each rounding's magnitude m reaches an output through the composition's derivatives (the
 // activation's slope |act'(h)|, the weights, a GLU's other factor), and independent roundings
 // add as a root-sum-square: S = √(Σ m²), with the dot products' additions taken in index order

@@ -1,6 +1,6 @@
 #include "oracle/ops/mla.h"
 
-#include "oracle/decimal_text.h"
+#include "oracle/core/decimal_text.h"
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "oracle/ops/rope.h"  // read_rope_scaling

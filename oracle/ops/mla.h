@@ -18,14 +18,14 @@
 #include <optional>
 #include <string>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/mla.h"
 
 namespace lmo::oracle {
 
 // YaRN on the rotary part (the rope op's yarn keys, oracle/ops/rope.h, and DeepSeek's
 // mscale_all_dim), each number as decimal text, as reference/presets.h's RopeScaling holds a
-// model's: the shortest decimal that reads back as the case's double (oracle/decimal_text.h), so
+// model's: the shortest decimal that reads back as the case's double (oracle/core/decimal_text.h), so
 // the reference rounds the case's own constant once to T.
 struct MlaYarn {
   std::string factor;  // s

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/moe.h"
 
 namespace lmo::oracle {

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 
 namespace lmo::oracle {
 

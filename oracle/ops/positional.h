@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 
 namespace lmo::oracle {
 

@@ -2,7 +2,7 @@
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 
 namespace lmo::oracle {
 namespace {

@@ -28,7 +28,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "oracle/ops/positional.h"
 #include "reference/rope.h"
 #include "reference/rope_scaling.h"

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "oracle/op_generic.h"
+#include "oracle/core/op_generic.h"
 #include "reference/softmax.h"
 
 namespace lmo::oracle {

@@ -19,12 +19,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_main.h"
-#include "oracle/case.h"
-#include "oracle/check.h"
-#include "oracle/op.h"
-#include "oracle/specials.h"
-#include "oracle/system_info.h"
-#include "oracle/user_ref.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/check.h"
+#include "oracle/core/op.h"
+#include "oracle/core/specials.h"
+#include "oracle/backends/system_info.h"
+#include "oracle/golden/user_ref.h"
 #include "tensors.h"
 
 namespace nb = nanobind;
@@ -163,7 +163,7 @@ std::pair<std::string, std::string> check(const std::string& case_text, const nb
   return {lmo::oracle::to_json(r).dump(), lmo::oracle::to_text(r)};
 }
 
-// The named recipes as (name, ops, points, source) (oracle/recipe.h).
+// The named recipes as (name, ops, points, source) (oracle/judge/recipe.h).
 std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>, std::string>>
 recipes() {
   std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>,

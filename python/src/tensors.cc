@@ -4,7 +4,7 @@
 
 #include <nanobind/stl/string.h>
 
-#include "oracle/case_error.h"
+#include "oracle/core/case_error.h"
 
 namespace nb = nanobind;
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "oracle/case.h"
+#include "oracle/core/case.h"
 
 namespace lmo::fuzz {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exercise_case.h"
-#include "oracle/case.h"
-#include "oracle/user_ref.h"
+#include "oracle/core/case.h"
+#include "oracle/golden/user_ref.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmo::oracle;

@@ -1,4 +1,4 @@
-// libFuzzer target: the safetensors reader (oracle/safetensors.h read_safetensors_bytes), which
+// libFuzzer target: the safetensors reader (oracle/golden/safetensors.h read_safetensors_bytes), which
 // `check` and `ref` run on users' files. Any byte string must either parse or be refused with
 // SafetensorsError (exit 2 in the program). What parses must be written back canonically and
 // re-read to the same content: the writer and the reader agree on every file the reader accepts.
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "oracle/safetensors.h"
+#include "oracle/golden/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmo::oracle;

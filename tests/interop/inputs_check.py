@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent re-implementation of oracle/inputs.h and oracle/specials.h for cross-checking.
+"""Independent re-implementation of oracle/core/inputs.h and oracle/core/specials.h for cross-checking.
 
 Recomputes the tensors pinned in tests/inputs_test.cc (InputsPinned.*) from the documented
 derivation alone -- Philox4x32-10, FNV-1a 64, the uniform / Box-Muller / integer formulas and

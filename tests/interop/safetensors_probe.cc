@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "oracle/safetensors.h"
-#include "oracle/sha256.h"
+#include "oracle/golden/safetensors.h"
+#include "oracle/core/sha256.h"
 
 namespace {
 

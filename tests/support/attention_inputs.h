@@ -1,5 +1,5 @@
 // The attention kernels' tests' shared pieces (fast/attention.h, fast/mla_decode.h and
-// gpu/api_attention.h alike, which take fast/attention_args.h's argument types): a shape, its
+// gpu/api_attention.h alike, which take kernels/api/attention_args.h's argument types): a shape, its
 // seeded normal inputs in a storage format, the kernel arguments for it, and the reference's
 // result on the same stored values in any number type. (tests/support/attention_cases.h loads
 // the JSON known-answer cases for the reference-only tests, which link no oracle or fast code.)
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "fast/attention_args.h"
-#include "oracle/specials.h"
+#include "fast/kernel_api.h"
+#include "oracle/core/specials.h"
 #include "reference/attention.h"
 #include "reference/mla.h"
 #include "reference/rope_preset.h"  // preset_constant

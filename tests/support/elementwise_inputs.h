@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "oracle/ops/activations.h"
-#include "oracle/specials.h"
+#include "oracle/core/specials.h"
 #include "reference/activations.h"
 #include "reference/softmax.h"
 #include "tests/support/fast_cases.h"

@@ -14,7 +14,7 @@
 
 #include "fast/storage.h"
 #include "gpu/api.h"
-#include "oracle/case.h"
+#include "oracle/core/case.h"
 
 // Skips the current test (returning from it) when no CUDA device can run the kernels.
 #define LMO_REQUIRE_GPU()                                                              \

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "fast/storage.h"
-#include "oracle/guarded_buffer.h"
-#include "oracle/inputs.h"
+#include "oracle/core/guarded_buffer.h"
+#include "oracle/core/inputs.h"
 #include "oracle/ops/moe.h"
 #include "oracle/ops/moe_balance.h"
-#include "oracle/specials.h"
+#include "oracle/core/specials.h"
 #include "tests/support/fast_cases.h"
 
 namespace lmo::testdata {
@@ -271,8 +271,8 @@ inline AuxFreeCase aux_free_case(fast::Storage s, int64_t n, int64_t max_load, d
   return c;
 }
 
-// The argument checks that fast/moe_router.h and gpu/api_moe.h share (fast/validate_moe.h), for
-// a kernel library K as oracle/backend_moe_adapters.h names one (oracle::fast_adapters::FastMoe,
+// The argument checks that fast/moe_router.h and gpu/api_moe.h share (kernels/api/validate_moe.h), for
+// a kernel library K as oracle/backends/moe_adapters.h names one (oracle::fast_adapters::FastMoe,
 // oracle::GpuMoe). Every call throws (or returns at once for zero tokens) before reaching a
 // kernel, so this runs without a device for the GPU library too.
 template <class K>

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/case_inputs.h"
-#include "oracle/verify.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/core/case_inputs.h"
+#include "oracle/verify/verify.h"
 
 namespace lmo::testing {
 

@@ -12,10 +12,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "oracle/backend.h"
-#include "oracle/case.h"
-#include "oracle/inputs.h"
-#include "oracle/verify.h"
+#include "oracle/backends/backend.h"
+#include "oracle/core/case.h"
+#include "oracle/core/inputs.h"
+#include "oracle/verify/verify.h"
 
 namespace lmo::testing {
 

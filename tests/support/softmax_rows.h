@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "oracle/inputs.h"
-#include "oracle/specials.h"
+#include "oracle/core/inputs.h"
+#include "oracle/core/specials.h"
 #include "reference/softmax.h"
 #include "tests/support/fast_cases.h"
 

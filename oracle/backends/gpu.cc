@@ -1,0 +1,127 @@
+// The gpu backend (built only with CUDA; registered only when gpu/api.h finds a device): the
+// CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
+// norm, elementwise and softmax families use the shared adapters of oracle/backends/adapters.h;
+// RoPE's adapter is here, attention's and MLA's in oracle/backends/gpu_attention.cc, the sinusoidal
+// encoding's and MoE's in backend_gpu_moe.cc, the FFNs' and the decoder block's in
+// backend_gpu_ffn.cc, the learned and relative positions' in backend_gpu_positional.cc. Other ops
+// are reported unsupported with the reason.
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpu/api.h"
+#include "oracle/backends/backend.h"
+#include "oracle/backends/adapters.h"
+#include "oracle/backends/gpu_attention.h"
+#include "oracle/backends/gpu_ffn.h"
+#include "oracle/backends/gpu_moe.h"
+#include "oracle/backends/gpu_positional.h"
+#include "oracle/backends/registry.h"
+#include "oracle/ops/rope.h"
+
+namespace lmo::oracle {
+namespace {
+
+using op_adapters::Adapter;
+using op_adapters::input_ptr;
+using op_adapters::op_as;
+
+// gpu/api.h as the kernel library of oracle/backends/adapters.h.
+struct GpuKernels {
+  using Storage = gpu::Storage;
+  using Activation = gpu::Activation;
+  static constexpr auto* rmsnorm = &gpu::rmsnorm;
+  static constexpr auto* layernorm = &gpu::layernorm;
+  static constexpr auto* activation = &gpu::activation;
+  static constexpr auto* glu_gate = &gpu::glu_gate;
+  static constexpr auto* softcap = &gpu::softcap;
+  static constexpr auto* softmax = &gpu::softmax;
+  static constexpr auto* logsumexp = &gpu::logsumexp;
+  static constexpr auto* cross_entropy = &gpu::cross_entropy;
+};
+
+// rope: the frequencies by the case's scaling rule and YaRN's factor evaluated in double on the
+// host (as serving stacks compute inv_freq once), the angles on the device; rope_table: the
+// table input in its stored format (f32 or the case's storage).
+void run_rope(const Op& op, gpu::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out) {
+  const RopeParams& p = op_as<RopeOp>(op).params();
+  const gpu::RopeLayout layout = p.layout == ref::RopeLayout::kInterleaved
+                                     ? gpu::RopeLayout::interleaved
+                                     : gpu::RopeLayout::half_split;
+  if (p.from_table) {
+    const ref::Tensor& table = in.at("cos_sin");
+    const std::optional<gpu::Storage> ts =
+        op_adapters::storage_of<gpu::Storage>(ref::dtype_format(table.dtype()));
+    if (!ts) throw std::logic_error("gpu backend: rope_table's cos_sin is not f32, bf16 or f16");
+    gpu::rope_table(s, input_ptr(in, "x"), *ts, table.bytes().data(), out[0].data(), p.tokens,
+                    p.heads, p.head_dim, p.rotary_dims, layout);
+    return;
+  }
+  const std::vector<double> inv_freq = rope_frequencies<double>(p);
+  const std::vector<int64_t> positions = in.ints("positions");
+  gpu::rope(s, input_ptr(in, "x"), positions.data(), inv_freq.data(),
+            rope_cos_sin_factor<double>(p), out[0].data(), p.tokens, p.heads, p.head_dim,
+            p.rotary_dims, layout);
+}
+
+const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
+  static const std::map<std::string, Adapter<GpuKernels>, std::less<>> m = [] {
+    auto all = op_adapters::common_adapters<GpuKernels>();
+    all.emplace("rope", run_rope);
+    all.emplace("rope_table", run_rope);
+    all.emplace("attention", run_gpu_attention);
+    all.emplace("attention_decode", run_gpu_attention);
+    all.emplace("mla_decode", run_gpu_mla_decode);
+    all.emplace("ffn", run_gpu_ffn);
+    all.emplace("glu_ffn", run_gpu_ffn);
+    all.emplace("decoder_block", run_gpu_decoder_block);
+    all.emplace("sinusoidal_pe", run_gpu_sinusoidal_pe);
+    all.emplace("learned_position", run_gpu_learned_position);
+    all.emplace("shaw_logits", run_gpu_shaw_logits);
+    all.emplace("t5_bias", run_gpu_t5_bias);
+    all.emplace("moe_router", run_gpu_moe_router);
+    all.emplace("load_balance_loss", run_gpu_load_balance_loss);
+    all.emplace("aux_free_update", run_gpu_aux_free_update);
+    return all;
+  }();
+  return m;
+}
+
+class GpuBackend : public Backend {
+ public:
+  explicit GpuBackend(gpu::DeviceInfo dev) : dev_(std::move(dev)) {}
+  std::string name() const override { return "gpu"; }
+  std::string description() const override {
+    return "CUDA kernels (gpu/) on " + dev_.name + " (sm_" + std::to_string(dev_.compute_major) +
+           std::to_string(dev_.compute_minor) + "), f32/bf16/f16 storage, f32 results";
+  }
+  std::string unsupported(const Case& c, const Op& op, ref::Format storage) const override {
+    if (!gpu_adapters().count(c.op)) return "no GPU kernel for " + c.op + " yet";
+    if (std::string why = gpu_attention_unsupported(c.op, op); !why.empty()) return why;
+    if (std::string why = gpu_decoder_block_unsupported(c.op, op); !why.empty()) return why;
+    if (!op_adapters::storage_of<gpu::Storage>(storage)) {
+      return "the GPU kernels store f32, bf16 and f16 only";
+    }
+    return "";
+  }
+  void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) override {
+    gpu_adapters().find(ctx.c.op)->second(
+        ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage), ctx.in, outputs);
+  }
+
+ private:
+  gpu::DeviceInfo dev_;
+};
+
+}  // namespace
+
+void add_gpu_backends(std::vector<std::unique_ptr<Backend>>& out) {
+  gpu::DeviceInfo dev = gpu::query_device();
+  if (dev.present) out.push_back(std::make_unique<GpuBackend>(std::move(dev)));
+}
+
+}  // namespace lmo::oracle

@@ -1,0 +1,52 @@
+// The gpu backend's adapters for the attention ops: oracle/backends/attention_adapters.h on
+// gpu/api_attention.h, and the shapes beyond the GPU kernels' limits.
+#include "oracle/backends/gpu_attention.h"
+
+#include <string>
+
+#include "gpu/api_attention.h"
+#include "oracle/backends/attention_adapters.h"
+
+namespace lmo::oracle {
+namespace {
+
+using op_adapters::op_as;
+
+// gpu/api_attention.h as the kernel library of oracle/backends/attention_adapters.h.
+struct GpuAttention {
+  using Storage = gpu::Storage;
+  static constexpr auto* attention = &gpu::attention;
+  static constexpr auto* attention_decode = &gpu::attention_decode;
+  static constexpr auto* mla_decode = &gpu::mla_decode;
+};
+
+}  // namespace
+
+void run_gpu_attention(const Op& op, gpu::Storage s, const InputSet& in,
+                       std::vector<GuardedBuffer>& out) {
+  op_adapters::run_attention<GpuAttention>(op, s, in, out);
+}
+
+void run_gpu_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
+                        std::vector<GuardedBuffer>& out) {
+  op_adapters::run_mla_decode<GpuAttention>(op, s, in, out);
+}
+
+std::string gpu_attention_unsupported(const std::string& op_name, const Op& op) {
+  const std::string limit = std::to_string(gpu::kGpuAttentionMaxDim);
+  if (op_name == "attention" || op_name == "attention_decode") {
+    if (op_as<AttentionOp>(op).params().head_dim > gpu::kGpuAttentionMaxDim) {
+      return "the GPU attention kernel takes d <= " + limit;
+    }
+  } else if (op_name == "mla_decode") {
+    const MlaDecodeParams& p = op_as<MlaDecodeOp>(op).params();
+    if (p.latent_dim > gpu::kGpuAttentionMaxDim ||
+        p.latent_dim + p.rope_dim > gpu::kGpuAttentionMaxKeyDim) {
+      return "the GPU MLA kernel takes d_c <= " + limit +
+             " and d_c + d_rope <= " + std::to_string(gpu::kGpuAttentionMaxKeyDim);
+    }
+  }
+  return "";
+}
+
+}  // namespace lmo::oracle

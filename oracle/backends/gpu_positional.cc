@@ -1,0 +1,35 @@
+// The gpu backend's adapters of oracle/backends/gpu_positional.h:
+// oracle/backends/positional_adapters.h's templates on gpu/api_positional.h.
+#include "oracle/backends/gpu_positional.h"
+
+#include "oracle/backends/positional_adapters.h"
+
+namespace lmo::oracle {
+namespace {
+
+// gpu/api_positional.h as a kernel library of oracle/backends/positional_adapters.h.
+struct GpuPositional {
+  using Storage = gpu::Storage;
+  static constexpr auto* learned_position = &gpu::learned_position;
+  static constexpr auto* shaw_logits = &gpu::shaw_logits;
+  static constexpr auto* t5_bias = &gpu::t5_bias;
+};
+
+}  // namespace
+
+void run_gpu_learned_position(const Op& op, gpu::Storage s, const InputSet& in,
+                              std::vector<GuardedBuffer>& out) {
+  op_adapters::run_learned_position<GpuPositional>(op, s, in, out);
+}
+
+void run_gpu_shaw_logits(const Op& op, gpu::Storage s, const InputSet& in,
+                         std::vector<GuardedBuffer>& out) {
+  op_adapters::run_shaw_logits<GpuPositional>(op, s, in, out);
+}
+
+void run_gpu_t5_bias(const Op& op, gpu::Storage s, const InputSet& in,
+                     std::vector<GuardedBuffer>& out) {
+  op_adapters::run_t5_bias<GpuPositional>(op, s, in, out);
+}
+
+}  // namespace lmo::oracle

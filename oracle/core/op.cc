@@ -1,0 +1,78 @@
+#include "oracle/core/op.h"
+
+#include <cmath>
+
+#include "oracle/ops/families.h"
+#include "oracle/core/op_generic.h"
+
+namespace lmo::oracle {
+
+void InputSet::add(std::string name, ref::Tensor t) {
+  for (const auto& [n, _] : tensors_) {
+    if (n == name) throw std::invalid_argument("input '" + name + "' added twice");
+  }
+  tensors_.emplace_back(std::move(name), std::move(t));
+}
+
+const ref::Tensor& InputSet::at(std::string_view name) const {
+  for (const auto& [n, t] : tensors_) {
+    if (n == name) return t;
+  }
+  throw std::invalid_argument("no input named '" + std::string(name) + "'");
+}
+
+std::vector<int64_t> InputSet::ints(std::string_view name) const {
+  const ref::Tensor& t = at(name);
+  if (ref::is_float(t.dtype())) {
+    throw std::invalid_argument("input '" + std::string(name) + "' is not an integer tensor");
+  }
+  std::vector<int64_t> v;
+  v.reserve(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(static_cast<int64_t>(t.get(i)));
+  return v;
+}
+
+const std::vector<OpInfo>& op_registry() {
+  static const std::vector<OpInfo> ops = [] {
+    std::vector<OpInfo> v;
+    add_norm_ops(v);
+    add_activation_ops(v);
+    add_softmax_ops(v);
+    add_attention_ops(v);
+    add_mla_ops(v);
+    add_moe_ops(v);
+    add_positional_ops(v);
+    add_rope_ops(v);
+    add_ffn_ops(v);
+    add_block_ops(v);
+    add_moe_balance_ops(v);
+    return v;
+  }();
+  return ops;
+}
+
+const OpInfo* find_op(std::string_view name) {
+  for (const OpInfo& o : op_registry()) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+std::string known_op_names() {
+  std::string s;
+  for (const OpInfo& o : op_registry()) s += (s.empty() ? "" : ", ") + o.name;
+  return s;
+}
+
+void flush_outputs(Outputs<double>& o, const BoundRecipe& r) {
+  if (!r.ftz()) return;
+  for (OutputValues<double>& out : o) {
+    // Only the flush: the values stay unrounded (the judge's bound is on the error before the
+    // store).
+    for (double& v : out.values) {
+      if (round_point(v, r.storage(), true) == 0) v = std::copysign(0.0, v);
+    }
+  }
+}
+
+}  // namespace lmo::oracle

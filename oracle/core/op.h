@@ -1,0 +1,156 @@
+// An op of the oracle: one formula of the catalog with its parameters bound (from a case's
+// "params"), able to say which inputs it reads and outputs it writes, and to evaluate itself
+// exactly (mp) and as a naive kernel in a simulated compute format. Backends (backend.h) and the
+// verify driver (verify.h) see ops only through this interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "oracle/core/params.h"
+#include "oracle/judge/recipe.h"
+#include "reference/formats.h"
+#include "reference/number_types.h"
+#include "reference/tensor.h"
+
+namespace lmo::oracle {
+
+enum class Dist : uint8_t { kNormal, kUniform, kUniformInt };
+
+class InputSet;
+
+// One input tensor: its name (the Philox stream is keyed by it), shape and distribution.
+struct InputDecl {
+  InputDecl(std::string n, std::vector<int64_t> s, Dist d, double lo_or_mean, double hi_or_std,
+            std::optional<ref::DType> fixed = std::nullopt)
+      : name(std::move(n)), shape(std::move(s)), dist(d), a(lo_or_mean), b(hi_or_std),
+        dtype(fixed) {}
+  std::string name;
+  std::vector<int64_t> shape;
+  Dist dist = Dist::kNormal;
+  double a = 0, b = 1;  // kNormal: mean, stddev; kUniform: [a, b); kUniformInt: [a, b)
+  // Integer inputs (targets, positions) have a fixed dtype; real inputs take the case's storage
+  // format unless they fix theirs (a RoPE cos/sin table kept in f32).
+  std::optional<ref::DType> dtype;
+  // A derived input (a RoPE cos/sin table): its values are a function of the inputs declared
+  // before it, written into the allocated tensor by this function instead of a Philox draw (dist,
+  // a and b are unused). It is not random, so a case cannot override its distribution.
+  std::function<void(const InputSet& earlier, ref::Tensor& t)> computed;
+  // An integer input whose range [a, b) is its domain, not only what the generator draws
+  // (positions within max_position, token ids below the vocabulary, targets below n): values a
+  // user supplies outside it are refused (user_ref.h) instead of silently computed.
+  bool bounded = false;
+};
+
+// One output tensor.
+struct OutputDecl {
+  OutputDecl(std::string n, std::vector<int64_t> s, int64_t group_size = 0)
+      : name(std::move(n)), shape(std::move(s)), group(group_size) {}
+  std::string name;
+  std::vector<int64_t> shape;
+  // Naive-relative policy: number of consecutive elements judged as one group, each group
+  // against its own max|naive − exact|; 0 = the whole tensor is one group (the FlashAttention
+  // rule as published). Use groups only where their scales differ by orders of magnitude: the
+  // naive kernel's error in one row is a matter of its summation order's luck (a sequential f32
+  // sum over 8192 values was 1 ulp off in one row and 17 in another), so a per-row yardstick
+  // flags correct kernels whose order was merely less lucky on that row.
+  int64_t group = 0;
+  // Top-k expert indices (i64, judged as sets). The exact run returns the selection scores
+  // (shape[0] × topk_experts) as values and the selected experts as indices.
+  bool topk = false;
+  int64_t topk_experts = 0;
+};
+
+// The inputs of one case in one storage format: generated once, read by the reference and by
+// every backend, so all of them see the very same values.
+class InputSet {
+ public:
+  void add(std::string name, ref::Tensor t);
+  const ref::Tensor& at(std::string_view name) const;
+  const std::vector<std::pair<std::string, ref::Tensor>>& all() const { return tensors_; }
+
+  // The stored values of a real input, converted to T once each (exact for mp and double, a
+  // rounding for a narrower simulated T, as a naive kernel loading them would do).
+  template <class T>
+  std::vector<T> values(std::string_view name) const;
+  // An integer input's values.
+  std::vector<int64_t> ints(std::string_view name) const;
+
+ private:
+  std::vector<std::pair<std::string, ref::Tensor>> tensors_;
+};
+
+template <class T>
+struct OutputValues {
+  std::vector<T> values;
+  std::vector<int64_t> indices;  // top-k outputs only
+  // Exact runs of ops whose policy has arg_error (policy.h): the condition number of the inner
+  // function at each element's argument.
+  std::vector<double> condition;
+  // Exact runs of compositions whose policy has error_scale (policy.h, rule (2)): per element,
+  // the scale S_i of a correct compute-format kernel's rounding errors, in units of u_c.
+  std::vector<double> error_scale;
+};
+template <class T>
+using Outputs = std::vector<OutputValues<T>>;  // one per OutputDecl, in order
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual std::vector<InputDecl> inputs() const = 0;
+  virtual std::vector<OutputDecl> outputs() const = 0;
+  // The exact values (the reference in mp).
+  virtual Outputs<ref::mp> exact(const InputSet& in) const = 0;
+  // The naive kernel: the same reference formula evaluated in the compute format (f64 in
+  // double; f32 and narrower in the simulated formats, every operation rounded once). Values
+  // are exact as doubles.
+  virtual Outputs<double> simulated(ref::Format compute, const InputSet& in) const = 0;
+  // The intermediate values a kernel may hold in a narrower format, and the op's form choices
+  // ([recipes], recipe.h); none: only strict and +ftz apply.
+  virtual std::vector<RoundingPoint> rounding_points() const { return {}; }
+  // The naive kernel following a recipe bound to this op (BoundRecipe built from
+  // rounding_points()): the values rounded at the recipe's points, and with ftz, subnormal
+  // results at those points and at the store flushed to zero. A strict recipe gives
+  // simulated(compute, in). Ops may fill OutputValues::error_scale for a recipe whose form has
+  // a bound of its own (the literal activations, policy.h rule (2)).
+  virtual Outputs<double> simulated(ref::Format compute, const InputSet& in,
+                                    const BoundRecipe& recipe) const = 0;
+  // Scalar operations of one reference run, roughly: verify refuses a case above its limit
+  // before spending hours on it.
+  virtual double cost() const = 0;
+};
+
+template <class T>
+std::vector<T> InputSet::values(std::string_view name) const {
+  const ref::Tensor& t = at(name);
+  if (!ref::is_float(t.dtype())) {
+    throw std::invalid_argument("input '" + std::string(name) + "' is an integer tensor");
+  }
+  std::vector<T> v;
+  v.reserve(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(T(t.get(i)));
+  return v;
+}
+
+struct OpInfo {
+  std::string name;     // as in case files and the policy table
+  std::string catalog;  // F-rows it evaluates, e.g. "F12, F13, F14"
+  std::string summary;  // one line, for `lmoracle list`
+  // Reads and checks the parameters (ParamReader::finish is called by the caller).
+  std::function<std::unique_ptr<Op>(ParamReader&)> make;
+};
+
+// Every op, in a fixed order.
+const std::vector<OpInfo>& op_registry();
+// nullptr when unknown.
+const OpInfo* find_op(std::string_view name);
+std::string known_op_names();
+
+}  // namespace lmo::oracle

@@ -1,0 +1,7 @@
+#include "oracle/core/version.h"
+
+namespace lmo::oracle {
+
+const char* version() { return LMO_VERSION; }
+
+}  // namespace lmo::oracle

@@ -1,0 +1,83 @@
+// What the drift audits share: deterministic bf16 inputs, conversions of a policy's values, the
+// accumulation of a policy's outputs against the exact values, and the sweeps. Internal to
+// oracle/drift*.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oracle/drift/drift.h"
+#include "reference/numeric.h"
+
+namespace lmo::oracle::drift {
+
+using ref::mp;
+
+// n values uniform in [a, b), generated (oracle/core/inputs.h) as bfloat16 and returned as doubles,
+// with magnitudes below 2^-14 set to 0: every format from bf16 up (tf32, f16 for |a|, |b| ≤
+// 65504, f32, f64, mp) then holds them exactly, so every policy reads the same inputs.
+std::vector<double> bf16_uniform(uint64_t seed, std::string_view name, int64_t n, double a,
+                                 double b);
+// n integers uniform in [lo, hi).
+std::vector<int64_t> uniform_ints(uint64_t seed, std::string_view name, int64_t n, int64_t lo,
+                                  int64_t hi);
+
+// The values as T (each rounded once to T; exact for the inputs above).
+template <class T>
+std::vector<T> as(std::span<const double> v) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (double x : v) out.push_back(ref::from_mp<T>(mp(x)));
+  return out;
+}
+template <class T>
+std::vector<T> as(const std::vector<double>& v) {
+  return as<T>(std::span<const double>(v));
+}
+
+// Adds got[i] against exact[i] for every i (same lengths).
+template <class T>
+void add_all(DriftAccumulator& acc, std::span<const mp> exact, const std::vector<T>& got) {
+  for (size_t i = 0; i < exact.size(); ++i) acc.add(exact[i], ref::to_double(got[i]));
+}
+
+// Geometric sweep lo, 2·lo, 4·lo, … ≤ hi (powers of two times lo).
+std::vector<int64_t> doubling(int64_t lo, int64_t hi);
+
+// Records rows and checks that each (panel, policy) is declared.
+class ResultBuilder {
+ public:
+  explicit ResultBuilder(DriftResult& r) : r_(r) {}
+  void policy(std::string name, std::string description);
+  void add(const std::string& panel, const std::string& policy, double x,
+           const DriftAccumulator& acc);
+  // Sorts rows panel-major (panel order as declared), then policy (declared order), then x.
+  void finish();
+
+ private:
+  DriftResult& r_;
+};
+
+// Audit runners (one file each).
+DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress);
+DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress);
+DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress);
+DriftResult gelu_bf16(const DriftOptions& o, const DriftProgress& progress);
+DriftResult sinusoidal_identity(const DriftOptions& o, const DriftProgress& progress);
+DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress);
+DriftResult attention_length(const DriftOptions& o, const DriftProgress& progress);
+DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress);
+// Their cost estimates (DriftAudit::cost), next to each runner.
+double rope_position_cost(const DriftOptions& o);
+double softmax_vocab_cost(const DriftOptions& o);
+double norm_width_cost(const DriftOptions& o);
+double gelu_bf16_cost(const DriftOptions& o);
+double sinusoidal_identity_cost(const DriftOptions& o);
+double fp8_activations_cost(const DriftOptions& o);
+double attention_length_cost(const DriftOptions& o);
+double mla_absorption_cost(const DriftOptions& o);
+
+}  // namespace lmo::oracle::drift

@@ -1,0 +1,355 @@
+#include "oracle/golden/check.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "oracle/core/case_inputs.h"
+#include "oracle/golden/golden_content.h"
+#include "oracle/judge/policy_table.h"
+#include "oracle/golden/safetensors.h"
+#include "oracle/judge/topk_pairing.h"
+
+namespace lmo::oracle {
+namespace {
+
+std::string num(double x) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.9g", x);
+  return b;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t e : shape) s += (s.empty() ? "" : ", ") + std::to_string(e);
+  return "[" + s + "]";
+}
+
+std::string bound_text(const Policy& p, ref::Format f, const Verdict& v,
+                       const std::string& recipe = "strict") {
+  switch (p.kind) {
+    case PolicyKind::kUlp:
+      return std::to_string(p.max_ulps(f)) + " ulp" +
+             (p.midpoint_margin > 0
+                  ? " (+1 within " + num(p.midpoint_margin) + " ulp of a rounding midpoint)"
+                  : "") +
+             (p.arg_error > 0 ? " + the argument's rounding × κ" : "");
+    case PolicyKind::kNaiveRelative: {
+      const std::string run = recipe == "strict" ? "naive f32" : "recipe " + recipe;
+      std::string sampled =
+          num(p.naive_factor) + "·max|" + run + " − x| (≤ " + num(v.naive_bound) + ")";
+      if (p.error_scale > 0) {
+        sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S, S the op's error scale)";
+      }
+      return "round(x ± B), B = " + sampled + " + " + num(p.output_ulps - 0.5) + " ulp + " +
+             num(p.compute_ulps) + " f32 ulp";
+    }
+    case PolicyKind::kTopKSet:
+      return "same set; ties within " + num(p.tie_margin) + " of the row's largest |score|";
+  }
+  return "";
+}
+
+// Where a kernel's outputs come from and what they are judged on.
+struct Source {
+  std::string file;  // for messages: the actual file, or "kernel outputs"
+  const std::map<std::string, ref::Tensor>* outputs;
+  // The inputs as the kernel read them when it stored format f.
+  std::function<InputSet(ref::Format)> inputs_in;
+  // The inputs of the top-k selection.
+  std::function<InputSet()> topk_inputs;
+  // The golden file's tensors, when grading against one (its rounding is verified).
+  const SafetensorsContent* golden = nullptr;
+  std::string golden_file;
+  // Output names: "out.<name>" in files, "<name>" in memory.
+  std::string prefix;
+};
+
+CheckReport judge_outputs(const Case& c, const Op& op, const Source& s, const CheckOptions& opt) {
+  CheckReport r;
+  r.case_id = c.id;
+  const Recipe recipe = opt.recipe.value_or(c.recipe);
+  r.recipe = recipe.text();
+  std::vector<const ref::Tensor*> real_outputs(op.outputs().size(), nullptr);
+  std::vector<ref::Tensor> ordered_outputs(op.outputs().size());
+  std::optional<ref::Format> real_format;
+  std::map<ref::Format, Outputs<double>> naive_by_format;
+  const std::vector<OutputDecl> decls = op.outputs();
+  std::map<ref::Format, std::pair<InputSet, Outputs<ref::mp>>> exact_by_format;
+  const auto exact_in = [&](ref::Format f) -> const std::pair<InputSet, Outputs<ref::mp>>& {
+    auto it = exact_by_format.find(f);
+    if (it == exact_by_format.end()) {
+      InputSet in = s.inputs_in(f);
+      Outputs<ref::mp> exact = op.exact(in);
+      it = exact_by_format.emplace(f, std::make_pair(std::move(in), std::move(exact))).first;
+    }
+    return it->second;
+  };
+  for (size_t k = 0; k < decls.size(); ++k) {
+    const OutputDecl& d = decls[k];
+    const std::string key = s.prefix + d.name;
+    const auto it = s.outputs->find(key);
+    if (it == s.outputs->end()) {
+      std::string have;
+      for (const auto& [n, _] : *s.outputs) have += (have.empty() ? "" : ", ") + n;
+      throw InputError(s.file, key,
+                       "expected the kernel's output tensor, but it is missing (there is: " +
+                           (have.empty() ? std::string("nothing") : have) + ")");
+    }
+    const ref::Tensor& got = it->second;
+    if (got.shape() != d.shape) {
+      throw InputError(s.file, key,
+                       "expected the shape " + shape_text(d.shape) + " of case " + c.id + ", got " +
+                           shape_text(got.shape()));
+    }
+    const Policy& policy = policy_for(c.op, d.name);
+    CheckedOutput co;
+    co.name = d.name;
+    co.format = std::string(ref::dtype_name(got.dtype()));
+    if (d.topk) {
+      if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
+        throw InputError(s.file, key, "expected expert indices as I64 or I32, got " + co.format);
+      }
+      const Outputs<ref::mp> exact = op.exact(s.topk_inputs());
+      if (s.golden) {
+        const std::string gkey = golden_output_name(d, ref::Format::f64);
+        const auto g = s.golden->tensors.find(gkey);
+        if (g == s.golden->tensors.end() ||
+            g->second != rounded_output(d, exact[k], ref::Format::f64)) {
+          throw InputError(s.golden_file, gkey,
+                           "expected the reference's selection on the file's inputs; it is "
+                           "missing or differs (the file was damaged or edited)");
+        }
+      }
+      co.verdict = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got);
+      co.bound = bound_text(policy, ref::Format::f64, co.verdict);
+    } else {
+      if (!ref::is_float(got.dtype())) {
+        throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
+      }
+      const ref::Format f = ref::dtype_format(got.dtype());
+      const ref::Tensor* gold = nullptr;
+      if (s.golden) {
+        const auto g = s.golden->tensors.find(golden_output_name(d, f));
+        if (g == s.golden->tensors.end()) {
+          std::string formats;
+          for (ref::Format cf : c.formats) {
+            formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
+          }
+          throw InputError(s.file, key,
+                           "the golden file has no " + co.format + " output (it has: " + formats +
+                               "); write the kernel's output in one of those");
+        }
+        gold = &g->second;
+      }
+      const auto& [in, exact] = exact_in(f);
+      // Values paired with a top-k selection (the router's gates) are judged in the reference's
+      // order of experts, whatever order the kernel returned its selection in (topk_pairing.h).
+      ref::Tensor ordered = got;
+      for (size_t t = 0; t < decls.size(); ++t) {
+        if (!decls[t].topk || decls[t].shape != d.shape) continue;
+        const auto idx = s.outputs->find(s.prefix + decls[t].name);
+        if (idx != s.outputs->end() && idx->second.shape() == d.shape &&
+            !ref::is_float(idx->second.dtype())) {
+          ordered = values_in_expected_order(got, idx->second, exact[t].indices);
+        }
+      }
+      const ref::Tensor expected = rounded_output(d, exact[k], f);
+      if (gold && *gold != expected) {
+        throw InputError(s.golden_file, golden_output_name(d, f),
+                         "expected the correct rounding of the case's reference on the file's "
+                         "inputs; the values differ (the file was damaged or edited)");
+      }
+      const BoundRecipe bound(recipe, c.op, op.rounding_points(), f);
+      const RecipeJudging how = judging_under(policy, d, bound);
+      JudgeOptions jo;
+      jo.group = how.group;
+      jo.condition = exact[k].condition;
+      jo.error_scale = exact[k].error_scale;
+      jo.ftz = bound.ftz();
+      if (how.uses_naive) {
+        // One run of the recipe per storage format serves every output (cross-entropy has 3).
+        auto nit = naive_by_format.find(f);
+        if (nit == naive_by_format.end()) {
+          nit = naive_by_format.emplace(f, op.simulated(ref::Format::f32, in, bound)).first;
+        }
+        const Outputs<double>& naive = nit->second;
+        jo.naive = naive[k].values;
+        jo.compute = ref::Format::f32;
+        if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
+      }
+      co.verdict = judge(how.policy, exact[k].values, ordered, jo);
+      co.bound = bound_text(how.policy, f, co.verdict, r.recipe);
+      if (!real_format || *real_format == f) {
+        real_format = f;
+        ordered_outputs[k] = ordered;
+        real_outputs[k] = &ordered_outputs[k];
+      }
+      const int64_t w = co.verdict.metrics.max_ulps_index;
+      if (w >= 0) {
+        co.worst_index = w;
+        co.worst_actual = ordered.get(w);
+        co.worst_expected = expected.get(w);
+        co.worst_ulps = co.verdict.metrics.max_ulps;
+      }
+    }
+    r.pass = r.pass && co.verdict.pass;
+    r.outputs.push_back(std::move(co));
+  }
+  if (real_format && (!r.pass || opt.diagnose)) {
+    const auto& [in, exact] = exact_in(*real_format);
+    r.diagnosis = diagnose(op, c.op, in, exact, real_outputs, recipe, *real_format);
+  }
+  return r;
+}
+
+}  // namespace
+
+CheckReport check_golden(const std::filesystem::path& golden, const std::filesystem::path& actual,
+                         const CheckOptions& options) {
+  const SafetensorsContent g = read_safetensors(golden);
+  const SafetensorsContent a = read_safetensors(actual);
+  const std::string gname = golden.string();
+  const auto meta = g.metadata.find("case");
+  if (meta == g.metadata.end()) {
+    throw InputError(gname, "__metadata__.case",
+                     "expected the case JSON (is this a golden file written by lmoracle golden?)");
+  }
+  nlohmann::json case_json;
+  try {
+    case_json = nlohmann::json::parse(meta->second);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(gname, "__metadata__.case", std::string("expected JSON: ") + e.what());
+  }
+  const Case c = parse_case(case_json, gname, "__metadata__.case");
+  const std::unique_ptr<Op> op = make_op(c);
+
+  // The inputs as the golden file holds them.
+  InputSet in;
+  for (const InputDecl& d : op->inputs()) {
+    const auto it = g.tensors.find("in." + d.name);
+    if (it == g.tensors.end()) {
+      throw InputError(gname, "in." + d.name, "expected the input tensor, but it is missing");
+    }
+    if (it->second.shape() != d.shape) {
+      throw InputError(gname, "in." + d.name,
+                       "expected the shape " + shape_text(d.shape) + " of the case, got " +
+                           shape_text(it->second.shape()));
+    }
+    in.add(d.name, it->second);
+  }
+  Source s;
+  s.file = actual.string();
+  s.outputs = &a.tensors;
+  // A case with its own input_format judges every output format on the file's inputs as they
+  // are (golden.h); the others on them converted to the output's format.
+  s.inputs_in = [&](ref::Format f) { return c.input_format ? in : convert_inputs(in, f); };
+  s.topk_inputs = [&] { return in; };
+  s.golden = &g;
+  s.golden_file = gname;
+  s.prefix = "out.";
+  return judge_outputs(c, *op, s, options);
+}
+
+Case find_case(const std::string& id, const std::string& cases_dir) {
+  for (Case& c : load_case_dir(cases_dir)) {
+    if (c.id == id) return std::move(c);
+  }
+  throw InputError(cases_dir, "id", "expected a case with ID \"" + id + "\" in the case files");
+}
+
+InputSet reference_inputs(const Case& c, ref::Format f) { return make_inputs(c, *make_op(c), f); }
+
+CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options) {
+  const std::unique_ptr<Op> op = make_op(c);
+  // The storage format the kernel ran in: that of its real outputs.
+  std::optional<ref::Format> storage;
+  for (const OutputDecl& d : op->outputs()) {
+    const auto it = outputs.find(d.name);
+    if (d.topk || it == outputs.end() || !ref::is_float(it->second.dtype())) continue;
+    const ref::Format f = ref::dtype_format(it->second.dtype());
+    if (storage && *storage != f) {
+      throw InputError("kernel outputs", d.name,
+                       "expected every real output in one storage format, got " +
+                           std::string(ref::format_name(*storage)) + " and " +
+                           std::string(ref::format_name(f)));
+    }
+    storage = f;
+  }
+  const ref::Format topk_format = storage.value_or(c.formats.front());
+  Source s;
+  s.file = "kernel outputs";
+  s.outputs = &outputs;
+  s.inputs_in = [&](ref::Format f) { return make_inputs(c, *op, f); };
+  s.topk_inputs = [&] { return make_inputs(c, *op, topk_format); };
+  return judge_outputs(c, *op, s, options);
+}
+
+CheckReport check_outputs(const Case& c, const InputSet& in,
+                          const std::map<std::string, ref::Tensor>& outputs,
+                          const CheckOptions& options) {
+  const std::unique_ptr<Op> op = make_op(c);
+  Source s;
+  s.file = "kernel outputs";
+  s.outputs = &outputs;
+  // The inputs as the kernel read them, whatever format its outputs are in (f32 inputs with
+  // bf16 outputs, or bf16 inputs with f32 outputs): the reference of what it was given.
+  s.inputs_in = [&](ref::Format) { return in; };
+  s.topk_inputs = [&] { return in; };
+  return judge_outputs(c, *op, s, options);
+}
+
+std::string to_text(const CheckReport& r) {
+  std::string s = "case " + r.case_id + "\n";
+  if (r.recipe != "strict") s += "  recipe " + r.recipe + "\n";
+  for (const CheckedOutput& o : r.outputs) {
+    s += "  out." + o.name + " (" + o.format + "): " + (o.verdict.pass ? "pass" : "FAIL") + ", " +
+         std::to_string(o.verdict.failed) + " of " + std::to_string(o.verdict.elements) +
+         " elements fail";
+    if (o.worst_index >= 0) {
+      s += "; worst element " + std::to_string(o.worst_index) + ": actual " + num(o.worst_actual) +
+           ", expected " + num(o.worst_expected) + ", " + std::to_string(o.worst_ulps) + " ulp";
+    }
+    if (!o.bound.empty()) s += "; bound " + o.bound;
+    s += "\n";
+    if (!o.verdict.pass) s += "    first failure: " + o.verdict.detail + "\n";
+  }
+  if (!r.diagnosis.empty()) {
+    s += "  diagnosis (recipes ranked by how closely each reproduces the outputs):\n";
+    for (size_t i = 0; i < r.diagnosis.size() && i < 5; ++i) {
+      s += "    " + to_text(r.diagnosis[i]) + "\n";
+    }
+  }
+  s += std::string("check: ") + (r.pass ? "pass" : "FAIL") + "\n";
+  return s;
+}
+
+nlohmann::json to_json(const CheckReport& r) {
+  nlohmann::json outs = nlohmann::json::array();
+  for (const CheckedOutput& o : r.outputs) {
+    outs.push_back(nlohmann::json{{"name", o.name},
+                                  {"format", o.format},
+                                  {"pass", o.verdict.pass},
+                                  {"failed", o.verdict.failed},
+                                  {"elements", o.verdict.elements},
+                                  {"worst_index", o.worst_index},
+                                  {"worst_actual", o.worst_actual},
+                                  {"worst_expected", o.worst_expected},
+                                  {"worst_ulps", o.worst_ulps},
+                                  {"bound", o.bound},
+                                  {"detail", o.verdict.detail}});
+  }
+  nlohmann::json diag = nlohmann::json::array();
+  for (const RecipeMatch& m : r.diagnosis) {
+    diag.push_back({{"recipe", m.recipe}, {"equal", m.equal}, {"correlation", m.correlation}});
+  }
+  return {{"case", r.case_id},
+          {"recipe", r.recipe},
+          {"pass", r.pass},
+          {"outputs", outs},
+          {"diagnosis", diag}};
+}
+
+}  // namespace lmo::oracle

@@ -1,0 +1,41 @@
+// The content of a golden file (golden.h describes the layout), shared by `golden`, `check`
+// and `ref`: the inputs converted to another storage format, an output's policy as JSON, the
+// exact outputs rounded into tensors, and the whole file of one case on given inputs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oracle/core/case.h"
+#include "oracle/core/op.h"
+#include "oracle/judge/policy.h"
+#include "oracle/golden/safetensors.h"
+
+namespace lmo::oracle {
+
+// The real inputs converted to format f with round-to-nearest-even (integer inputs unchanged).
+// exact is set to whether every value converted exactly.
+InputSet convert_inputs(const InputSet& in, ref::Format f, bool* exact = nullptr);
+
+// {"kind": ..., constants of that kind..., "justification": ...}
+nlohmann::json policy_json(const std::string& op, const std::string& output);
+// The golden file's "recipes" metadata: the case's recipe, the op's named recipes and its
+// rounding points (recipe.h).
+nlohmann::json recipes_json(const Case& c, const Op& op);
+
+// Output k of the exact values rounded once to f (indices for a top-k output: i64).
+ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);
+
+// The golden file of case c (op made from it) on the inputs `in`: in.<name> as given,
+// out.<name>.<format> for each of c.formats on `in` converted to that format,
+// out.<name>.f64 on `in` itself, top-k indices once as out.<name>.i64 (on `in`), and the
+// metadata (case JSON, input_format, reference precision, policies, version).
+SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
+                                       std::string_view input_format);
+
+// The name of a golden output tensor: out.<name>.<format>, or out.<name>.i64 for top-k indices.
+std::string golden_output_name(const OutputDecl& d, ref::Format f);
+
+}  // namespace lmo::oracle

@@ -1,0 +1,529 @@
+#include "oracle/judge/judge.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cinttypes>
+#include <cstdio>
+#include <stdexcept>
+#include <unordered_set>
+#include <vector>
+
+namespace lmo::oracle {
+namespace {
+
+using ref::Format;
+
+std::string hex(uint64_t b) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIX64, b);
+  return buf;
+}
+
+std::string num(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", x);
+  return buf;
+}
+
+// 17 significant digits through MPFR itself (boost's str() trips a GCC 12 -Wrestrict false
+// positive).
+std::string num(const mp& x) {
+  char buf[64];
+  mpfr_snprintf(buf, sizeof buf, "%.17Rg", x.backend().data());
+  return buf;
+}
+
+std::string value(Format f, uint64_t b) {
+  return num(ref::decode<double>(f, b)) + " (" + hex(b) + ")";
+}
+
+void fail(Verdict& v, int64_t i, FailReason r, const std::string& detail) {
+  ++v.failed;
+  ++v.by_reason[static_cast<size_t>(r)];
+  if (v.pass) {
+    v.pass = false;
+    v.reason = r;
+    v.first_index = i;
+    v.detail = "element " + std::to_string(i) + ": " + detail;
+  }
+}
+
+// Whether an element still holding the poison counts as unwritten (guarded_buffer.h).
+bool poison_means_unwritten(ref::DType d, uint64_t reference) {
+  if (poison_is_distinctive(d)) return true;
+  if (ref::is_float(d)) return !ref::bits_is_nan(ref::dtype_format(d), reference);
+  return reference != poison_bits(d);
+}
+
+void check_guard(Verdict& v, const GuardedBuffer& buf) {
+  const std::optional<int64_t> breach = buf.guard_breach();
+  if (!breach) return;
+  const auto sz = static_cast<int64_t>(ref::dtype_size(buf.dtype()));
+  const int64_t off = *breach;
+  const int64_t index = off >= 0 ? off / sz : -((-off + sz - 1) / sz);
+  v.pass = false;
+  v.reason = FailReason::kOverrun;
+  v.first_index = index;
+  ++v.by_reason[static_cast<size_t>(FailReason::kOverrun)];
+  v.detail = "guard byte at offset " + std::to_string(off) + " of a " +
+             std::to_string(buf.nbytes()) + "-byte output changed: the backend wrote element " +
+             std::to_string(index) + " of " + std::to_string(buf.numel()) +
+             (off >= 0 ? " (past the end)" : " (before the start)");
+}
+
+// max|naive − x| over the elements where both are finite.
+mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded) {
+  using std::isfinite;
+  mp worst = 0;
+  excluded = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    if (!isfinite(exact[i]) || !std::isfinite(naive[i])) {
+      ++excluded;
+      continue;
+    }
+    const mp e = abs(mp(naive[i]) - exact[i]);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+// What a kUlp policy allows at x: k ulps, +1 within `margin` ulp of a rounding midpoint (rule
+// (3)); `extra` is the widening for the argument's rounding (Policy::arg_error). A
+// naive-relative policy at an infinite (saturated, exact) x allows 0 ulp.
+struct UlpAllowance {
+  int64_t k = 0;
+  double margin = 0;
+  double extra = 0;
+};
+
+UlpAllowance ulp_allowance(const Policy& p, Format f, const mp& x, double condition) {
+  UlpAllowance a;
+  a.k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
+  a.margin = p.midpoint_margin;
+  // The argument's rounding amplified by the inner function (Policy::arg_error): the f32
+  // result may be `extra` ulps of f off. Narrow formats see it as a wider midpoint margin
+  // (the f32 value crosses a midpoint only that close to it), wide ones as more ulps.
+  if (p.kind == PolicyKind::kUlp && p.arg_error > 0 && x != 0) {
+    a.extra = static_cast<double>(mp(p.arg_error * condition) * ldexp(mp(1), -24) * abs(x) /
+                                  ulp_at(f, x));
+    if (is_narrow(f)) {
+      a.k += static_cast<int64_t>(std::floor(a.extra));
+      a.margin += a.extra - std::floor(a.extra);
+    } else {
+      a.k += static_cast<int64_t>(std::ceil(a.extra));
+    }
+  }
+  return a;
+}
+
+// The stored value must be the rounding of some value within B of the exact x: a kernel whose
+// pre-rounding value v is within B of x stores round(v), and rounding is monotone, so
+// round(x − B) ≤ y ≤ round(x + B). With output_ulps = ½ this is "B plus half an ulp of the
+// output" made exact: it also fails a wrong rounding direction (truncation) wherever x is not
+// within B of a midpoint, which |y − x| ≤ B + ½ ulp would let through.
+struct NaiveInterval {
+  mp bound;
+  uint64_t lo = 0, hi = 0;  // round(x − B), round(x + B)
+};
+
+// error_scale · u_c · S, the op's error scale S as a bound (policy.h, rule (2)); u_c is the
+// compute format's unit roundoff, half its ulp of 1. An S that is not finite (inputs near the
+// double range, or infinite ones whose terms cancel to a finite exact value) says nothing: 0.
+mp scale_bound(const Policy& p, ref::Format compute, double s) {
+  if (!(p.error_scale > 0 && s > 0 && std::isfinite(s))) return mp(0);
+  return mp(p.error_scale) * mp(s) * ldexp(mp(1), -ref::spec(compute).precision());
+}
+
+NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& naive_bound,
+                             ref::Format compute, double scale) {
+  NaiveInterval iv;
+  iv.bound = std::max(naive_bound, scale_bound(p, compute, scale)) +
+             mp(p.output_ulps - 0.5) * ulp_at(f, x) + mp(p.compute_ulps) * ulp_at(compute, x);
+  if (iv.bound < 0) iv.bound = 0;
+  // y is finite where this is used, so the interval's ends saturate: an end past the largest
+  // finite value would otherwise be inf, or NaN in e4m3, which has no place on the line.
+  iv.lo = ref::encode(f, mp(x - iv.bound), ref::Overflow::kSaturate);
+  iv.hi = ref::encode(f, mp(x + iv.bound), ref::Overflow::kSaturate);
+  return iv;
+}
+
+// The ulp step of the policy (kUlp, or a naive-relative policy at an infinite x) on a finite
+// reference r and finite output y; "" when it passes.
+std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
+                        const ElementMetrics& m, const UlpAllowance& a, double condition,
+                        Verdict& v) {
+  const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
+  if (ad <= a.k) return "";
+  double d = -1;  // distance from the midpoint toward y, when rule (3) applies
+  if (p.kind == PolicyKind::kUlp && a.margin > 0 && ad == a.k + 1) {
+    const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
+    d = distance_to_midpoint(f, x, r, next);
+    if (d <= a.margin) {
+      ++v.forgiven;
+      return "";
+    }
+  }
+  std::string why = "the backend wrote " + value(f, y) + ", " + std::to_string(m.ulps) +
+                    " ulp from the correctly rounded " + value(f, r) + " of the exact " + num(x) +
+                    "; the policy allows " + std::to_string(a.k) + " ulp";
+  if (a.extra > 0)
+    why += " (with " + num(a.extra) + " for the argument's rounding, κ = " + num(condition) + ")";
+  if (d >= 0) {
+    why += ", and the exact value is " + num(d) + " ulp from the midpoint toward it (margin " +
+           num(a.margin) + ")";
+  }
+  return why;
+}
+
+std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
+                          const ElementMetrics& m, const NaiveInterval& iv, double scale) {
+  std::string sampled = num(p.naive_factor) + "·max|naive − x|";
+  if (p.error_scale > 0) {
+    sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S) (S = " + num(scale) + ")";
+  }
+  return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
+         num(static_cast<double>(iv.bound)) + " = " + sampled + " + " + num(p.output_ulps - 0.5) +
+         " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " + num(x) + " (allowed " +
+         value(f, iv.lo) + " … " + value(f, iv.hi) +
+         "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
+}
+
+// A word with bits set below the format's pattern (tf32) is not a value of it; "" otherwise.
+std::string pattern_failure(Format f, uint64_t y) {
+  const ref::FormatSpec& s = ref::spec(f);
+  if ((y & ~(s.pattern_mask() << s.shift)) == 0) return "";
+  return "the word " + hex(y) + " has bits set below the " + std::string(s.name) + " pattern";
+}
+
+// The checks judge() makes on its arguments before anything else.
+void check_judge_arguments(const Policy& policy, std::span<const mp> exact,
+                           const ref::Tensor& got) {
+  if (policy.kind == PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
+  }
+  if (!ref::is_float(got.dtype())) {
+    throw std::invalid_argument("judge: the output dtype " +
+                                std::string(ref::dtype_name(got.dtype())) + " is not floating");
+  }
+  if (static_cast<int64_t>(exact.size()) != got.numel()) {
+    throw std::invalid_argument("judge: " + std::to_string(exact.size()) + " exact values for " +
+                                std::to_string(got.numel()) + " outputs");
+  }
+}
+
+int64_t index_value(ref::DType d, uint64_t b) {
+  return d == ref::DType::i64
+             ? static_cast<int64_t>(b)
+             : static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(b)));
+}
+
+Verdict judge_topk_rows(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                        std::span<const int64_t> expected, const ref::Tensor& got,
+                        const GuardedBuffer* buf) {
+  using std::isfinite;
+  using std::isnan;
+  if (policy.kind != PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge_topk: the policy is not topk_set");
+  }
+  if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
+    throw std::invalid_argument("judge_topk: expert indices must be i64 or i32, got " +
+                                std::string(ref::dtype_name(got.dtype())));
+  }
+  if (n_experts <= 0 || scores.size() % static_cast<size_t>(n_experts) != 0) {
+    throw std::invalid_argument("judge_topk: " + std::to_string(scores.size()) +
+                                " scores are not a whole number of rows of " +
+                                std::to_string(n_experts) + " experts");
+  }
+  const int64_t tokens = static_cast<int64_t>(scores.size()) / n_experts;
+  const int64_t k = tokens == 0 ? 0 : static_cast<int64_t>(expected.size()) / tokens;
+  if (k * tokens != static_cast<int64_t>(expected.size()) || got.numel() != k * tokens) {
+    throw std::invalid_argument("judge_topk: " + std::to_string(tokens) + " tokens, " +
+                                std::to_string(expected.size()) + " expected and " +
+                                std::to_string(got.numel()) + " selected indices");
+  }
+  Verdict v;
+  v.elements = tokens;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const std::span<const mp> row =
+        scores.subspan(static_cast<size_t>(t * n_experts), static_cast<size_t>(n_experts));
+    std::unordered_set<int64_t> want;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = expected[static_cast<size_t>(t * k + j)];
+      if (e < 0 || e >= n_experts || !want.insert(e).second) {
+        throw std::invalid_argument("judge_topk: token " + std::to_string(t) +
+                                    ": the expected experts are not " + std::to_string(k) +
+                                    " distinct indices in [0, " + std::to_string(n_experts) + ")");
+      }
+    }
+    std::unordered_set<int64_t> have;
+    std::string bad;
+    bool unwritten = false;
+    for (int64_t j = 0; j < k && bad.empty() && !unwritten; ++j) {
+      const uint64_t b = got.bits(t * k + j);
+      if (buf && b == buf->poison()) {
+        unwritten = true;
+        break;
+      }
+      const int64_t e = index_value(got.dtype(), b);
+      if (e < 0 || e >= n_experts) {
+        bad = "expert index " + std::to_string(e) + " is outside [0, " + std::to_string(n_experts) +
+              ")";
+      } else if (!have.insert(e).second) {
+        bad = "expert " + std::to_string(e) + " is selected twice";
+      }
+    }
+    if (unwritten) {
+      fail(v, t, FailReason::kUnwritten, "an index was never written (still poison)");
+      continue;
+    }
+    if (!bad.empty()) {
+      fail(v, t, FailReason::kPolicy, bad);
+      continue;
+    }
+    // The worst swap: the best missing expert against the worst extra one.
+    int64_t best_missing = -1;
+    int64_t worst_extra = -1;
+    bool has_nan = false;
+    for (int64_t m : want) {
+      if (have.count(m)) continue;
+      const mp& s = row[static_cast<size_t>(m)];
+      has_nan = has_nan || isnan(s);
+      if (best_missing < 0 || s > row[static_cast<size_t>(best_missing)]) best_missing = m;
+    }
+    if (best_missing < 0) continue;  // same set
+    for (int64_t e : have) {
+      if (want.count(e)) continue;
+      const mp& s = row[static_cast<size_t>(e)];
+      has_nan = has_nan || isnan(s);
+      if (worst_extra < 0 || s < row[static_cast<size_t>(worst_extra)]) worst_extra = e;
+    }
+    mp scale = 0;
+    for (const mp& s : row) {
+      if (isfinite(s) && abs(s) > scale) scale = abs(s);
+    }
+    const mp bound = mp(policy.tie_margin) * scale;
+    const mp diff = row[static_cast<size_t>(best_missing)] - row[static_cast<size_t>(worst_extra)];
+    if (has_nan || !(diff <= bound)) {
+      fail(v, t, FailReason::kPolicy,
+           "the backend chose expert " + std::to_string(worst_extra) + " (score " +
+               num(row[static_cast<size_t>(worst_extra)]) + ") instead of expert " +
+               std::to_string(best_missing) + " (score " +
+               num(row[static_cast<size_t>(best_missing)]) + "); the tie margin is " +
+               num(static_cast<double>(bound)) + " (" + num(policy.tie_margin) +
+               " of the row's largest |score|)");
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string_view fail_reason_name(FailReason r) {
+  switch (r) {
+    case FailReason::kNone:
+      return "none";
+    case FailReason::kUnwritten:
+      return "unwritten";
+    case FailReason::kNanParity:
+      return "nan_parity";
+    case FailReason::kInfParity:
+      return "inf_parity";
+    case FailReason::kPolicy:
+      return "policy";
+    case FailReason::kOverrun:
+      return "overrun";
+  }
+  return "?";
+}
+
+JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
+                               const JudgeOptions& options)
+    : policy_(policy), exact_(exact), format_(format), options_(options) {
+  using std::isfinite;
+  if (policy.kind == PolicyKind::kTopKSet) {
+    throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
+  }
+  const auto n = static_cast<int64_t>(exact.size());
+  const JudgeOptions& o = options;
+  if (o.group < 0 || (o.group > 0 && n % o.group != 0)) {
+    throw std::invalid_argument("judge: a group of " + std::to_string(o.group) +
+                                " elements does not divide " + std::to_string(n));
+  }
+  group_ = o.group > 0 ? o.group : std::max<int64_t>(n, 1);
+  if (policy.kind == PolicyKind::kNaiveRelative) {
+    if (static_cast<int64_t>(o.naive.size()) != n) {
+      throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
+                                  std::to_string(n) + " outputs, got " +
+                                  std::to_string(o.naive.size()));
+    }
+    for (int64_t g = 0; g < n; g += group_) {
+      int64_t excluded = 0;
+      const size_t b = static_cast<size_t>(g), len = static_cast<size_t>(group_);
+      naive_bounds_.push_back(mp(policy.naive_factor) * naive_max_error(exact.subspan(b, len),
+                                                                        o.naive.subspan(b, len),
+                                                                        excluded));
+      naive_excluded_ += excluded;
+      naive_bound_ = std::max(naive_bound_, static_cast<double>(naive_bounds_.back()));
+    }
+  }
+  if (!o.error_scale.empty() && static_cast<int64_t>(o.error_scale.size()) != n) {
+    throw std::invalid_argument("judge: " + std::to_string(o.error_scale.size()) +
+                                " error scales for " + std::to_string(n) + " outputs");
+  }
+  const bool arg_error = policy.kind == PolicyKind::kUlp && policy.arg_error > 0;
+  if (arg_error && static_cast<int64_t>(o.condition.size()) != n) {
+    throw std::invalid_argument("judge: a policy with arg_error needs " + std::to_string(n) +
+                                " condition numbers, got " + std::to_string(o.condition.size()));
+  }
+  const auto size = static_cast<size_t>(n);
+  rounded_.resize(size);
+  same_.resize(size);
+  if (!naive_bounds_.empty()) naive_lo_.resize(size), naive_hi_.resize(size);
+  if (arg_error) {
+    allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
+  }
+  for (size_t i = 0; i < size; ++i) {
+    const mp& x = exact[i];
+    rounded_[i] = ref::encode(format, x, o.overflow);
+    if (!naive_bounds_.empty() && isfinite(x)) {
+      const NaiveInterval iv =
+          naive_interval(policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)],
+                         o.compute, o.error_scale.empty() ? 0.0 : o.error_scale[i]);
+      naive_lo_[i] = iv.lo;
+      naive_hi_[i] = iv.hi;
+    }
+    if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
+      const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
+      allowed_ulps_[i] = a.k;
+      allowed_margin_[i] = a.margin;
+      allowed_extra_[i] = a.extra;
+    }
+  }
+}
+
+namespace {
+
+// A flush-to-zero kernel's store (JudgeOptions::ftz): ±0 where the reference is subnormal.
+bool flushed_subnormal(ref::Format f, uint64_t reference, uint64_t got) {
+  const double y = ref::decode<double>(f, got), r = ref::decode<double>(f, reference);
+  return y == 0 && r != 0 && std::fabs(r) < std::ldexp(1.0, ref::spec(f).emin());
+}
+
+}  // namespace
+
+Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) {
+  using std::isfinite;
+  if (!ref::is_float(got.dtype()) || ref::dtype_format(got.dtype()) != format_) {
+    throw std::invalid_argument("judge: the output dtype " +
+                                std::string(ref::dtype_name(got.dtype())) + " is not the " +
+                                std::string(ref::format_name(format_)) + " it was prepared for");
+  }
+  const int64_t n = got.numel();
+  if (static_cast<int64_t>(exact_.size()) != n) {
+    throw std::invalid_argument("judge: " + std::to_string(exact_.size()) + " exact values for " +
+                                std::to_string(n) + " outputs");
+  }
+  const Format f = format_;
+  const JudgeOptions& o = options_;
+  Verdict v;
+  v.elements = n;
+  v.naive_bound = naive_bound_;
+  v.naive_excluded = naive_excluded_;
+  MetricsAccumulator acc(f);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto at = static_cast<size_t>(i);
+    const mp& x = exact_[at];
+    const uint64_t y = got.bits(i);
+    const uint64_t r = rounded_[at];
+    if (buf && y == buf->poison() && poison_means_unwritten(got.dtype(), r)) {
+      fail(v, i, FailReason::kUnwritten, "never written: it still holds the poison " + hex(y));
+      continue;
+    }
+    const bool rn = ref::bits_is_nan(f, r);
+    if (rn != ref::bits_is_nan(f, y)) {
+      fail(v, i, FailReason::kNanParity,
+           rn ? "the reference is NaN (exact " + num(x) + ") but the backend wrote " + value(f, y)
+              : "the backend wrote NaN " + hex(y) + " where the reference is " + value(f, r));
+      continue;
+    }
+    if (rn) continue;
+    const bool ri = ref::bits_is_inf(f, r);
+    const bool yi = ref::bits_is_inf(f, y);
+    if (ri || yi) {
+      if (!(ri && yi && ordinal(f, r) == ordinal(f, y))) {
+        fail(v, i, FailReason::kInfParity,
+             "the reference is " + value(f, r) + " (exact " + num(x) + "), the backend wrote " +
+                 value(f, y));
+      }
+      continue;
+    }
+    // An output equal to its reference has the same metrics on every backend.
+    std::optional<ElementMetrics> other;
+    std::optional<ElementMetrics>& slot = y == r ? same_[at] : other;
+    if (!slot) slot = element_metrics_rounded(f, x, r, y);
+    const ElementMetrics& m = *slot;
+    acc.add(i, x, m, y);
+    if (o.ftz && flushed_subnormal(f, r, y)) continue;
+    const double kappa = o.condition.empty() ? 0.0 : o.condition[at];
+    std::string why = pattern_failure(f, y);
+    if (why.empty() && (policy_.kind == PolicyKind::kUlp || !isfinite(x))) {
+      const UlpAllowance a =
+          allowed_ulps_.empty() || !isfinite(x)
+              ? ulp_allowance(policy_, f, x, kappa)
+              : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
+      why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);
+    } else if (why.empty()) {
+      const int64_t oy = ordinal(f, y);
+      if (!(ordinal(f, naive_lo_[at]) <= oy && oy <= ordinal(f, naive_hi_[at]))) {
+        // The same interval again, for its bound in the message.
+        const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
+        why = naive_failure(
+            policy_, f, x, y, m,
+            naive_interval(policy_, f, x, naive_bounds_[at / static_cast<size_t>(group_)],
+                           o.compute, scale),
+            scale);
+      }
+    }
+    if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
+  }
+  v.metrics = acc.result();
+  return v;
+}
+
+Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
+              const JudgeOptions& options) {
+  check_judge_arguments(policy, exact, got);
+  JudgeReference reference(policy, exact, ref::dtype_format(got.dtype()), options);
+  return reference.judge(got);
+}
+
+Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
+              const JudgeOptions& options) {
+  check_judge_arguments(policy, exact, got.tensor());
+  JudgeReference reference(policy, exact, ref::dtype_format(got.dtype()), options);
+  Verdict v = reference.judge(got.tensor(), &got);
+  check_guard(v, got);
+  return v;
+}
+
+Verdict judge(JudgeReference& reference, const GuardedBuffer& got) {
+  Verdict v = reference.judge(got.tensor(), &got);
+  check_guard(v, got);
+  return v;
+}
+
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const ref::Tensor& got) {
+  return judge_topk_rows(policy, scores, n_experts, expected, got, nullptr);
+}
+
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const GuardedBuffer& got) {
+  Verdict v = judge_topk_rows(policy, scores, n_experts, expected, got.tensor(), &got);
+  check_guard(v, got);
+  return v;
+}
+
+}  // namespace lmo::oracle

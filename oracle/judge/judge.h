@@ -1,0 +1,154 @@
+// Judging one backend output tensor against the exact reference values, element by element
+// (DESIGN.md, Oracle). Never a mean or a fraction of elements: one failing element fails the
+// tensor.
+//
+// Order of the checks:
+//  0. (GuardedBuffer overloads) a changed guard byte fails the case: kOverrun;
+//  1. per element i, in index order:
+//     a. unwritten: the element still holds the poison (guarded_buffer.h for the exact rule);
+//     b. NaN parity: the reference is NaN ⇔ the backend's element is NaN. The reference is the
+//        exact value correctly rounded to the output format (ref::encode with the given
+//        overflow rule), so an exact ±inf or an overflowing value is NaN in e4m3 (no infinity),
+//        and both NaN pass without further checks;
+//     c. ±inf parity: the reference is ±inf ⇔ the element is the same infinity (sign
+//        included); both the same infinity pass;
+//     d. the op's policy (policy.h) on the finite pair. tf32: a word with any of the 13 low bits
+//        set is not a tf32 value and fails here.
+// The verdict names the first failing element and its reason; it counts failures by reason
+// (each element under the first check it fails) and reports metrics over the finite pairs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oracle/core/guarded_buffer.h"
+#include "oracle/judge/metrics.h"
+#include "oracle/judge/policy.h"
+#include "reference/formats.h"
+#include "reference/tensor.h"
+
+namespace lmo::oracle {
+
+enum class FailReason : uint8_t { kNone, kUnwritten, kNanParity, kInfParity, kPolicy, kOverrun };
+inline constexpr int kFailReasonCount = 6;
+std::string_view fail_reason_name(FailReason r);
+
+struct JudgeOptions {
+  // kNaiveRelative: the naive kernel's outputs (the reference run on the simulated format),
+  // one per element. Simulated formats and f64 are exact as doubles. Elements where the naive
+  // value or the exact value is not finite are left out of max|naive − x| (an overflowing
+  // naive run would otherwise make the bound infinite); Verdict::naive_excluded counts them.
+  std::span<const double> naive;
+  // kNaiveRelative: the max runs over groups of this many consecutive elements (one row of a
+  // row-wise op), each element judged against its own group's max, so that a row of small
+  // values is not judged by the errors of a row of large ones; 0 = the whole tensor is one group.
+  int64_t group = 0;
+  // kNaiveRelative: the backend's compute format, whose ulp the policy's floor is counted in.
+  ref::Format compute = ref::Format::f32;
+  // kUlp with Policy::arg_error > 0: the condition number κ of the op's inner function at each
+  // element's argument (OutputValues::condition of the exact run), one per element.
+  std::span<const double> condition;
+  // kNaiveRelative with Policy::error_scale > 0: the error scale S_i of each element
+  // (OutputValues::error_scale of the exact run), one per element; empty = none (S_i = 0).
+  std::span<const double> error_scale;
+  // How the reference rounds exact values beyond the format's range (kSaturate for kernels
+  // that declare satfinite fp8 stores).
+  ref::Overflow overflow = ref::Overflow::kIeee;
+  // A kernel that flushes subnormal results to zero (recipe +ftz): ±0 passes wherever the
+  // correctly rounded reference is subnormal in the output format.
+  bool ftz = false;
+};
+
+struct Verdict {
+  bool pass = true;
+  FailReason reason = FailReason::kNone;  // of the first failure
+  // The first failing element; for kOverrun the (out-of-range) element whose bytes reached the
+  // guard: numel + j after the end, negative before the start. -1 when passing.
+  int64_t first_index = -1;
+  std::string detail;  // one sentence on the first failure ("" when passing)
+  int64_t elements = 0;
+  int64_t failed = 0;                                 // failing elements (overrun not included)
+  std::array<int64_t, kFailReasonCount> by_reason{};  // indexed by FailReason
+  int64_t forgiven = 0;  // kUlp: elements passed by the midpoint rule (3)
+  TensorMetrics metrics;
+  // kNaiveRelative: naive_factor · max|naive − x| (the group-wide part of the bound; the
+  // largest over the groups), and the elements left out of that max.
+  double naive_bound = 0;
+  int64_t naive_excluded = 0;
+
+  int64_t count(FailReason r) const { return by_reason[static_cast<size_t>(r)]; }
+};
+
+// The part of judging a floating output that does not depend on the backend's output: each
+// element's correctly rounded reference, the naive-relative interval of values it may store,
+// the ulp allowance of an arg_error policy, and (filled as elements are judged) the metrics of
+// an element equal to its reference. `verify` judges several backends on the same exact values
+// in one format with one policy: built once, it spares each of them that work (up to seven
+// times the same MPFR operations). judge() on a JudgeReference gives the very Verdict that
+// judge() on the policy, exact values and options gives: the latter builds one and uses it.
+// The exact, naive and condition spans must outlive it.
+class JudgeReference {
+ public:
+  // Throws std::invalid_argument as judge() does for a kTopKSet policy, a group that does not
+  // divide the elements, or naive values, condition numbers or error scales of the wrong count.
+  JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
+                 const JudgeOptions& options = {});
+  ref::Format format() const { return format_; }
+
+  // Judges an output tensor of format() with exact.size() elements (std::invalid_argument
+  // otherwise; without a buffer nothing counts as unwritten).
+  Verdict judge(const ref::Tensor& got, const GuardedBuffer* buf = nullptr);
+
+ private:
+  Policy policy_;
+  std::span<const mp> exact_;
+  ref::Format format_;
+  JudgeOptions options_;
+  int64_t group_ = 1;
+  std::vector<uint64_t> rounded_;  // encode(format, exact[i], overflow)
+  std::vector<mp> naive_bounds_;   // kNaiveRelative: naive_factor · max|naive − x|, per group
+  double naive_bound_ = 0;         // the largest of them
+  int64_t naive_excluded_ = 0;
+  // kNaiveRelative, finite exact values: the lowest and highest patterns the element may hold.
+  std::vector<uint64_t> naive_lo_, naive_hi_;
+  // kUlp with arg_error: per element with a finite exact value, the ulps allowed, the midpoint
+  // margin and the widening.
+  std::vector<int64_t> allowed_ulps_;
+  std::vector<double> allowed_margin_, allowed_extra_;
+  // The metrics of an element whose output equals rounded_[i], once one was judged.
+  std::vector<std::optional<ElementMetrics>> same_;
+};
+
+// Judges a floating output tensor under a kUlp or kNaiveRelative policy. Throws
+// std::invalid_argument for a kTopKSet policy, an integer dtype, exact.size() ≠ numel, or a
+// kNaiveRelative policy without exactly numel naive values. Without a buffer nothing counts as
+// unwritten (a tensor read from a file).
+Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,
+              const JudgeOptions& options = {});
+// The same on a backend's guarded output buffer: guard, then poison, then the checks above.
+Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuffer& got,
+              const JudgeOptions& options = {});
+
+// The same with a JudgeReference shared between outputs (guard, then poison, then the checks).
+Verdict judge(JudgeReference& reference, const GuardedBuffer& got);
+
+// Top-k expert choice, kTopKSet. For T tokens and N experts:
+//   scores:   T × N exact selection scores (row-major; an expert the reference excluded, e.g.
+//             in a dropped group, should be −inf so that no backend may pick it);
+//   expected: T × K, the reference's selected experts per token (any order);
+//   got:      an i64 or i32 tensor of T × K elements, the backend's selection (any order).
+// Per token (an "element" of the verdict): unwritten if any index is still poison; kPolicy if
+// an index is out of [0, N) or repeated, or if an expert m of the reference is missing while e
+// was taken instead and s_m − s_e > tie_margin · max_i |s_i| over the token's row (NaN scores
+// never tie). Throws std::invalid_argument on inconsistent sizes or a policy of another kind.
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const ref::Tensor& got);
+Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
+                   std::span<const int64_t> expected, const GuardedBuffer& got);
+
+}  // namespace lmo::oracle

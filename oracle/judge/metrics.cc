@@ -1,0 +1,244 @@
+#include "oracle/judge/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace lmo::oracle {
+namespace {
+
+using ref::Format;
+using ref::FormatSpec;
+
+constexpr int64_t kSatMax = std::numeric_limits<int64_t>::max();
+
+int sign_position(const FormatSpec& s) { return s.exp_bits + s.frac_bits; }
+
+// Largest |ordinal|: +inf, or the largest finite value in e4m3.
+uint64_t max_magnitude(Format f) {
+  const FormatSpec& s = ref::spec(f);
+  const uint64_t top = s.has_inf ? ref::inf_bits(f) : ref::max_finite_bits(f);
+  return top >> s.shift;
+}
+
+bool finite_bits(Format f, uint64_t b) {
+  return !ref::bits_is_nan(f, b) && !ref::bits_is_inf(f, b);
+}
+
+mp max_finite_value(Format f) { return ref::decode<mp>(f, ref::max_finite_bits(f)); }
+
+// The value of a non-NaN pattern on the line; an infinity stands for max + ulp(max).
+mp line_value(Format f, uint64_t b) {
+  if (ref::bits_is_inf(f, b)) {
+    const mp m = max_finite_value(f);
+    const mp v = m + ulp_at(f, m);
+    return ordinal(f, b) < 0 ? mp(-v) : v;
+  }
+  return ref::decode<mp>(f, b);
+}
+
+mp nan_mp() { return std::numeric_limits<mp>::quiet_NaN(); }
+mp inf_mp() { return std::numeric_limits<mp>::infinity(); }
+
+}  // namespace
+
+int64_t ordinal(Format f, uint64_t bits) {
+  if (ref::bits_is_nan(f, bits)) {
+    throw std::invalid_argument("ordinal: a NaN pattern of " + std::string(ref::format_name(f)) +
+                                " has no place on the line of values");
+  }
+  const FormatSpec& s = ref::spec(f);
+  const uint64_t p = (bits >> s.shift) & s.pattern_mask();
+  const int sp = sign_position(s);
+  const uint64_t mag = p & ((uint64_t{1} << sp) - 1);
+  const bool neg = (p >> sp) & 1;
+  return neg ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+}
+
+uint64_t from_ordinal(Format f, int64_t n) {
+  const FormatSpec& s = ref::spec(f);
+  const uint64_t mag = n < 0 ? uint64_t{0} - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  if (mag > max_magnitude(f)) {
+    throw std::out_of_range("from_ordinal: " + std::to_string(n) + " is beyond the largest " +
+                            std::string(ref::format_name(f)) + " value");
+  }
+  const uint64_t sign = n < 0 ? uint64_t{1} << sign_position(s) : 0;
+  return (sign | mag) << s.shift;
+}
+
+int64_t ulp_distance(Format f, uint64_t from, uint64_t to) {
+  const __int128 d = static_cast<__int128>(ordinal(f, to)) - ordinal(f, from);
+  if (d > kSatMax) return kSatMax;
+  if (d < -kSatMax) return -kSatMax;
+  return static_cast<int64_t>(d);
+}
+
+mp ulp_at(Format f, const mp& x) {
+  using std::frexp;
+  using std::isinf;
+  using std::isnan;
+  using std::ldexp;
+  if (isnan(x)) return nan_mp();
+  const FormatSpec& s = ref::spec(f);
+  const mp a = abs(x);
+  int exp = s.emin();
+  if (isinf(a) || a >= max_finite_value(f)) {
+    exp = s.emax();
+  } else if (a != 0) {
+    int e = 0;
+    (void)frexp(a, &e);  // a = m·2^e, m in [1/2, 1): a in [2^(e−1), 2^e)
+    exp = std::max(e - 1, s.emin());
+  }
+  return ldexp(mp(1), exp - s.frac_bits);
+}
+
+mp unit_roundoff(Format f) {
+  using std::ldexp;
+  return ldexp(mp(1), -ref::spec(f).precision());
+}
+
+mp abs_error(Format f, const mp& exact, uint64_t got) {
+  using std::isinf;
+  using std::isnan;
+  if (isnan(exact) || ref::bits_is_nan(f, got)) return nan_mp();
+  const mp y = ref::decode<mp>(f, got);
+  if (isinf(y) || isinf(exact)) return y == exact ? mp(0) : inf_mp();
+  return abs(y - exact);
+}
+
+namespace {
+// rel_error from the abs_error e of the same element.
+mp rel_error_of(const mp& exact, const mp& e) {
+  using std::isinf;
+  using std::isnan;
+  if (isnan(e)) return e;
+  if (exact == 0 || isinf(exact)) return e == 0 ? mp(0) : inf_mp();
+  return e / abs(exact);
+}
+}  // namespace
+
+mp rel_error(Format f, const mp& exact, uint64_t got) {
+  return rel_error_of(exact, abs_error(f, exact, got));
+}
+
+// Dividing by u = 2^-p is a scaling by 2^p: exact, as ldexp is, and no MPFR division.
+double error_in_u(Format f, const mp& rel) {
+  using std::ldexp;
+  return static_cast<double>(ldexp(rel, ref::spec(f).precision()));
+}
+
+double significant_bits(Format f, const mp& rel) {
+  using std::isnan;
+  const double p = ref::spec(f).precision();
+  if (isnan(rel)) return std::numeric_limits<double>::quiet_NaN();
+  if (rel <= unit_roundoff(f)) return p;  // includes exact (0)
+  if (rel >= 1) return 0;                 // includes +inf
+  return std::clamp(-std::log2(static_cast<double>(rel)), 0.0, p);
+}
+
+ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Overflow overflow) {
+  return element_metrics_rounded(f, exact, ref::encode(f, exact, overflow), got);
+}
+
+ElementMetrics element_metrics_rounded(Format f, const mp& exact, uint64_t reference,
+                                       uint64_t got) {
+  ElementMetrics m;
+  m.reference = reference;
+  m.has_ulps = !ref::bits_is_nan(f, m.reference) && !ref::bits_is_nan(f, got);
+  if (m.has_ulps) m.ulps = ulp_distance(f, m.reference, got);
+  m.abs_error = abs_error(f, exact, got);
+  m.rel_error = rel_error_of(exact, m.abs_error);
+  m.error_in_u = error_in_u(f, m.rel_error);
+  m.significant_bits = significant_bits(f, m.rel_error);
+  return m;
+}
+
+double distance_to_midpoint(Format f, const mp& x, uint64_t a, uint64_t b) {
+  using std::isinf;
+  using std::isnan;
+  const mp va = line_value(f, a);
+  const mp vb = line_value(f, b);
+  const mp gap = abs(vb - va);
+  if (gap == 0) {
+    throw std::invalid_argument("distance_to_midpoint: the two patterns have the same value");
+  }
+  if (isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+  if (isinf(x)) return std::numeric_limits<double>::infinity();
+  const mp mid = (va + vb) / 2;
+  return static_cast<double>(abs(x - mid) / gap);
+}
+
+double midpoint_distance(Format f, const mp& x) {
+  using std::isinf;
+  using std::isnan;
+  if (isnan(x)) return std::numeric_limits<double>::quiet_NaN();
+  if (isinf(x)) return std::numeric_limits<double>::infinity();
+  const mp a = abs(x);
+  const mp max = max_finite_value(f);
+  if (a >= max) {
+    const mp u = ulp_at(f, max);
+    return static_cast<double>(abs(a - (max + u / 2)) / u);
+  }
+  const uint64_t r = ref::encode(f, a);  // finite: a < max
+  const mp v = ref::decode<mp>(f, r);
+  if (v == a) return 0.5;
+  const uint64_t other = from_ordinal(f, ordinal(f, r) + (v < a ? 1 : -1));
+  return distance_to_midpoint(f, a, r, other);
+}
+
+void MetricsAccumulator::add(int64_t index, const mp& exact, const ElementMetrics& m,
+                             uint64_t got) {
+  using std::isfinite;
+  if (!isfinite(exact) || !finite_bits(format_, m.reference) || !finite_bits(format_, got)) {
+    return;
+  }
+  ++t_.compared;
+  const int64_t u = m.ulps < 0 ? -m.ulps : m.ulps;  // ulp_distance saturates symmetrically
+  if (!any_ || u > t_.max_ulps) {
+    t_.max_ulps = u;
+    t_.max_ulps_index = index;
+  }
+  if (!any_ || m.abs_error > t_.max_abs) t_.max_abs = m.abs_error;
+  if (!any_ || m.rel_error > t_.max_rel) t_.max_rel = m.rel_error;
+  if (!any_ || m.significant_bits < t_.min_significant_bits) {
+    t_.min_significant_bits = m.significant_bits;
+  }
+  sum_sq_err_ += m.abs_error * m.abs_error;
+  sum_sq_exact_ += exact * exact;
+  any_ = true;
+}
+
+TensorMetrics MetricsAccumulator::result() const {
+  TensorMetrics t = t_;
+  if (!any_) t.min_significant_bits = ref::spec(format_).precision();
+  if (sum_sq_exact_ == 0) {
+    t.nmse = sum_sq_err_ == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  } else {
+    t.nmse = static_cast<double>(sum_sq_err_ / sum_sq_exact_);
+  }
+  return t;
+}
+
+TensorMetrics tensor_metrics(std::span<const mp> exact, const ref::Tensor& got,
+                             ref::Overflow overflow) {
+  if (!ref::is_float(got.dtype())) {
+    throw std::invalid_argument("tensor_metrics: the output dtype " +
+                                std::string(ref::dtype_name(got.dtype())) + " is not floating");
+  }
+  if (static_cast<int64_t>(exact.size()) != got.numel()) {
+    throw std::invalid_argument("tensor_metrics: " + std::to_string(exact.size()) +
+                                " exact values for " + std::to_string(got.numel()) + " outputs");
+  }
+  const Format f = ref::dtype_format(got.dtype());
+  MetricsAccumulator acc(f);
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const uint64_t y = got.bits(i);
+    acc.add(i, exact[static_cast<size_t>(i)],
+            element_metrics(f, exact[static_cast<size_t>(i)], y, overflow), y);
+  }
+  return acc.result();
+}
+
+}  // namespace lmo::oracle

@@ -1,0 +1,17 @@
+// What `lmoracle list` says about the oracle itself: its ops (with the F-rows they evaluate and
+// each output's tolerance policy), its backends on this machine, and the cases.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "oracle/core/case.h"
+
+namespace lmo::oracle {
+
+nlohmann::json listing_json(const std::vector<Case>& cases);
+std::string listing_text(const std::vector<Case>& cases);
+
+}  // namespace lmo::oracle
