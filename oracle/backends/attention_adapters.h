@@ -1,5 +1,6 @@
 // Adapters of the attention ops (oracle/ops/attention.h: attention and attention_decode;
-// oracle/ops/mla.h: mla_decode) shared by the fast and gpu backends: fast/attention.h, fast/mla_decode.h and gpu/api_attention.h take the
+// oracle/ops/paged_attention.h: paged_attention_decode; oracle/ops/mla.h: mla_decode) shared by
+// the fast and gpu backends: fast/attention.h, fast/mla_decode.h and gpu/api_attention.h take the
 // same argument types (kernels/api/attention_args.h), so one template per op serves both, as
 // oracle/backends/moe_adapters.h does for the MoE ops. K names the library: using Storage (f32,
 // bf16, f16), and pointers to attention, attention_decode and mla_decode with fast/attention.h's
@@ -23,6 +24,7 @@
 #include "oracle/core/decimal_text.h"
 #include "oracle/ops/attention.h"
 #include "oracle/ops/mla.h"
+#include "oracle/ops/paged_attention.h"
 
 namespace lmo::oracle::op_adapters {
 
@@ -83,6 +85,53 @@ void run_attention(const Op& op, typename K::Storage s, const InputSet& in,
     a.q_len = a.kv_len = e - b;
     K::attention(s, at(q, b, qw), at(k, b, kw), at(v, b, kw),
                  o + static_cast<size_t>(b * qw) * bytes, a);
+  }
+}
+
+// paged_attention_decode: inputs q, k_pages, v_pages, page_table, seq_lens; output o. Each
+// sequence's keys and values are gathered from the pool through its page table into a dense
+// cache (token t: slot t mod P of page page_table[b][⌊t/P⌋], as the page-table walk of a paged
+// kernel reads them), and the library's decode kernel runs on it: a paged kernel's reference
+// implementation, with the page arithmetic written once, here, apart from the op's.
+template <class K>
+void run_paged_decode(const Op& op, typename K::Storage s, const InputSet& in,
+                      std::vector<GuardedBuffer>& out) {
+  const PagedDecodeParams& p = op_as<PagedDecodeOp>(op).params();
+  const AttentionParams& a = p.heads;
+  const size_t bytes = kernels::storage_bytes(s);
+  const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
+  const auto* kp = static_cast<const char*>(input_ptr(in, "k_pages"));
+  const auto* vp = static_cast<const char*>(input_ptr(in, "v_pages"));
+  const auto* q = static_cast<const char*>(input_ptr(in, "q"));
+  auto* o = static_cast<char*>(out[0].data());
+  const int64_t qw = a.heads * a.head_dim, kw = a.kv_heads * a.head_dim, m = p.max_pages();
+  const size_t row = static_cast<size_t>(a.head_dim) * bytes;
+  std::vector<char> k, v;
+  for (int64_t b = 0; b < p.batch(); ++b) {
+    const int64_t len = lens.at(static_cast<size_t>(b));
+    if (len < 1 || len > m * p.page_size) {
+      throw std::invalid_argument("paged_attention_decode: seq_lens[" + std::to_string(b) +
+                                  "] is " + std::to_string(len) + ", expected 1 to " +
+                                  std::to_string(m * p.page_size));
+    }
+    k.assign(static_cast<size_t>(len * kw) * bytes, 0);
+    v.assign(k.size(), 0);
+    for (int64_t t = 0; t < len; ++t) {
+      const int64_t page = table.at(static_cast<size_t>(b * m + t / p.page_size));
+      if (page < 0 || page >= p.num_pages) {
+        throw std::invalid_argument("paged_attention_decode: page_table entry " +
+                                    std::to_string(page) + " is outside the pool");
+      }
+      for (int64_t h = 0; h < a.kv_heads; ++h) {
+        const size_t from = static_cast<size_t>(p.offset(page, t % p.page_size, h)) * bytes;
+        const size_t to = static_cast<size_t>(t * kw + h * a.head_dim) * bytes;
+        std::copy_n(kp + from, row, k.data() + to);
+        std::copy_n(vp + from, row, v.data() + to);
+      }
+    }
+    K::attention_decode(s, q + static_cast<size_t>(b * qw) * bytes, k.data(), v.data(),
+                        o + static_cast<size_t>(b * qw) * bytes, a.heads, a.kv_heads, a.head_dim,
+                        len, a.window, static_cast<float>(a.softcap), static_cast<float>(a.scale));
   }
 }
 

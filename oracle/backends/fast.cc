@@ -76,6 +76,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"cross_entropy", run_softmax},
       {"attention", run_fast_attention},
       {"attention_decode", run_fast_attention},
+      {"paged_attention_decode", run_fast_paged_decode},
       {"mla_decode", run_fast_mla_decode},
       {"rope", run_fast_rope},
       {"rope_table", run_fast_rope},

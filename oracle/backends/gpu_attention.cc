@@ -27,6 +27,11 @@ void run_gpu_attention(const Op& op, gpu::Storage s, const InputSet& in,
   op_adapters::run_attention<GpuAttention>(op, s, in, out);
 }
 
+void run_gpu_paged_decode(const Op& op, gpu::Storage s, const InputSet& in,
+                        std::vector<GuardedBuffer>& out) {
+  op_adapters::run_paged_decode<GpuAttention>(op, s, in, out);
+}
+
 void run_gpu_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
                         std::vector<GuardedBuffer>& out) {
   op_adapters::run_mla_decode<GpuAttention>(op, s, in, out);
@@ -36,6 +41,10 @@ std::string gpu_attention_unsupported(const std::string& op_name, const Op& op) 
   const std::string limit = std::to_string(gpu::kGpuAttentionMaxDim);
   if (op_name == "attention" || op_name == "attention_decode") {
     if (op_as<AttentionOp>(op).params().head_dim > gpu::kGpuAttentionMaxDim) {
+      return "the GPU attention kernel takes d <= " + limit;
+    }
+  } else if (op_name == "paged_attention_decode") {
+    if (op_as<PagedDecodeOp>(op).params().heads.head_dim > gpu::kGpuAttentionMaxDim) {
       return "the GPU attention kernel takes d <= " + limit;
     }
   } else if (op_name == "mla_decode") {

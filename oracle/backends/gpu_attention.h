@@ -16,6 +16,10 @@ namespace lmo::oracle {
 void run_gpu_attention(const Op& op, gpu::Storage s, const InputSet& in,
                        std::vector<GuardedBuffer>& out);
 
+// paged_attention_decode: inputs q, k_pages, v_pages, page_table, seq_lens; output o.
+void run_gpu_paged_decode(const Op& op, gpu::Storage s, const InputSet& in,
+                        std::vector<GuardedBuffer>& out);
+
 // mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.
 void run_gpu_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
                         std::vector<GuardedBuffer>& out);

@@ -39,6 +39,7 @@ const std::vector<OpInfo>& op_registry() {
     add_activation_ops(v);
     add_softmax_ops(v);
     add_attention_ops(v);
+    add_paged_attention_ops(v);
     add_mla_ops(v);
     add_moe_ops(v);
     add_positional_ops(v);

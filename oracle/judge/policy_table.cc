@@ -92,6 +92,8 @@ constexpr PolicyEntry kTable[] = {
     {"attention", "", naive_policy(), "QKᵀ, softmax and PV: a composition of reductions"},
     {"attention_decode", "", naive_policy(),
      "one query against the KV cache: QKᵀ, softmax and PV, reductions over the cache"},
+    {"paged_attention_decode", "", naive_policy(),
+     "attention_decode per sequence on the cache its page table names: the same reductions"},
     {"mla_decode", "", naive_policy(),
      "latent up-projections, QKᵀ, softmax and PV: a composition of reductions"},
 

@@ -44,7 +44,7 @@ const std::vector<NamedRecipe>& named_recipes() {
       {"strict", {}, {},
        "the oracle's naive kernel: every operation in f32, one rounding at the store"},
       {"flash-attention",
-       {"attention", "attention_decode"},
+       {"attention", "attention_decode", "paged_attention_decode"},
        {{"scores", "f32"}, {"probs", "storage"}, {"acc", "f32"}, {"sum", "f32"},
         {"normalize", "late"}},
        "FlashAttention 2/3 and PyTorch SDPA (CPU flash kernel): P̃ = e^(s−m) cast to the storage "

@@ -1,0 +1,71 @@
+// Oracle op paged_attention_decode ([workloads] item 1): one decode step for each of B
+// sequences whose KV caches live in a shared pool of fixed-size pages, read through a page table,
+// as vLLM's and FlashInfer's paged decode kernels take them. Sequence b has seq_lens[b] cached
+// tokens (its current token's k and v the last); token t of sequence b is slot t mod P of page
+// page_table[b][⌊t/P⌋]. The lengths differ within the batch and may end mid-page; the rest of a
+// last page, every page no table names, and the table's padding entries (0, vLLM's convention)
+// hold values a correct kernel never reads.
+//
+// Inputs:
+//   q           [B, h·d]       one query token per sequence;
+//   k_pages     [N, P, g, d]   (layout nhd: FlashInfer's NHD, vLLM's FlashAttention backend) or
+//               [N, g, P, d]   (layout hnd: FlashInfer's HND);
+//   v_pages     as k_pages;
+//   page_table  i64 [B, M]     M = the most pages any sequence needs;
+//   seq_lens    i64 [B].
+// Output o [B, h·d]. The exact reference gathers each sequence's keys and values into the dense
+// cache and takes F16's decode step on it (reference/kv_cache.h), so this op equals
+// attention_decode on the gathered cache by construction, and tests/paged_decode_test.cc checks
+// that it does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oracle/core/op_generic.h"
+#include "oracle/ops/attention.h"
+
+namespace lmo::oracle {
+
+struct PagedDecodeParams {
+  AttentionParams heads;  // h, g, d, window, scale, softcap, qk_std (decode; tokens unused)
+  int64_t page_size = 16;
+  bool hnd = false;  // the pool's layout: [N, g, P, d] instead of [N, P, g, d]
+  std::vector<int64_t> seq_lens;
+  int64_t num_pages = 0;  // N: the pool; at least the pages the sequences use
+
+  int64_t batch() const { return static_cast<int64_t>(seq_lens.size()); }
+  int64_t pages_of(int64_t len) const { return (len + page_size - 1) / page_size; }
+  int64_t max_pages() const;
+  int64_t used_pages() const;
+  // The offset, in elements, of token slot `slot` of page `page`, KV head `head`, in a pool.
+  int64_t offset(int64_t page, int64_t slot, int64_t head) const;
+};
+
+class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
+ public:
+  explicit PagedDecodeOp(PagedDecodeParams p) : p_(std::move(p)) {}
+  const PagedDecodeParams& params() const { return p_; }
+  std::vector<InputDecl> inputs() const override;
+  std::vector<OutputDecl> outputs() const override;
+  double cost() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in) const;
+  // attention's points (scores, probs, sum, acc, normalize), per sequence.
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
+
+  // Sequence b's cache gathered from the pool: [seq_lens[b], g·d] row-major, from the inputs'
+  // page_table and seq_lens (which a user's file may set; each checked against the pool).
+  template <class T>
+  void gather(const InputSet& in, int64_t b, std::vector<T>& k, std::vector<T>& v) const;
+
+ private:
+  template <class T>
+  Outputs<T> run(const InputSet& in, const ref::AttentionRounding<T>* rounding) const;
+  PagedDecodeParams p_;
+};
+
+}  // namespace lmo::oracle
