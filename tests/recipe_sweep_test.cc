@@ -155,5 +155,39 @@ TEST(RecipeSweep, TorchGeluTanh) {
 }
 TEST(RecipeSweep, TorchSilu) { sweep_activation("silu", testing::torch_silu, "torch-silu", 6, -110, 30); }
 
+// LlamaMLP and GELU/ReLU MLPs as separate PyTorch kernels: every intermediate stored in the
+// storage format, GEMMs in f32 over k-blocks of a drawn size.
+TEST(RecipeSweep, TorchMlp) {
+  Draws d{7};
+  struct Act {
+    const char* name;
+    float (*f)(float);
+  };
+  const std::vector<Act> acts = {{"relu", [](float x) { return x > 0 ? x : 0.0f; }},
+                                 {"gelu", testing::torch_gelu},
+                                 {"gelu_tanh", testing::torch_gelu_tanh},
+                                 {"silu", testing::torch_silu}};
+  for (int n = 0; n < kCases; ++n) {
+    const bool gated = d.in(0, 1) == 1;
+    const int64_t t = d.in(1, 3), dim = d.in(1, 48), ff = d.in(1, 64);
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16});
+    const Act a = acts[static_cast<size_t>(d.in(0, 3))];
+    const Case c = make_case(
+        {{"id", "mlp"},
+         {"op", gated ? "glu_ffn" : "ffn"},
+         {"seed", d.next() % 100000},
+         {"formats", {std::string(ref::format_name(f))}},
+         {"params", {{"tokens", t}, {"d", dim}, {"d_ff", ff}, {"activation", a.name}}}});
+    const InputSet in = reference_inputs(c, f);
+    const std::vector<float> v = gated ? floats(in.at("v")) : std::vector<float>{};
+    const testing::MlpKnobs kn{f, f, f, f, d.in(1, 16)};
+    const std::vector<float> y =
+        testing::torch_mlp(floats(in.at("x")), floats(in.at(gated ? "w" : "w1")),
+                           gated ? &v : nullptr, floats(in.at("w2")), t, dim, ff, a.f, kn);
+    expect_passes(c, "y", f, {t, dim}, y, "torch-mlp");
+    if (HasFailure()) return;
+  }
+}
+
 }  // namespace
 }  // namespace lmo::oracle

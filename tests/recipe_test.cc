@@ -103,6 +103,27 @@ TEST(RecipeText, PointsAndValuesAreTheOpsOwn) {
   EXPECT_EQ(make_case(bad).recipe.name, "hf-llama-rmsnorm");
 }
 
+// Each named recipe's points are points of the ops it lists (a named recipe sets, on each op,
+// the points that op has: a misspelt point would otherwise be silently skipped everywhere).
+TEST(RecipeText, NamedRecipesSetPointsTheirOpsHave) {
+  std::map<std::string, std::vector<std::string>> points_of;  // op -> points, from a built-in case
+  for (const Case& c : load_case_dir(builtin_cases_dir())) {
+    if (points_of.count(c.op)) continue;
+    for (const RoundingPoint& p : make_op(c)->rounding_points()) points_of[c.op].push_back(p.name);
+  }
+  for (const NamedRecipe& r : named_recipes()) {
+    for (const std::string& op : r.ops) EXPECT_TRUE(points_of.count(op)) << r.name << ": " << op;
+    for (const auto& [point, value] : r.points) {
+      bool found = false;
+      for (const std::string& op : r.ops) {
+        const std::vector<std::string>& ps = points_of[op];
+        found = found || std::find(ps.begin(), ps.end(), point) != ps.end();
+      }
+      EXPECT_TRUE(found) << r.name << " sets " << point << ", a point none of its ops has";
+    }
+  }
+}
+
 // --- Attention: FlashAttention 2's forward pass (key tiles, online softmax) ------------------
 
 struct AttentionRun {
@@ -349,6 +370,51 @@ TEST(RecipeSoftmax, Bf16ExponentialsFailStrictAndAreNamed) {
   EXPECT_EQ(best(strict), "strict,exps=bf16") << to_text(strict);
   const CheckReport declared = check(c, "p", t, "exps=bf16");
   EXPECT_TRUE(declared.pass) << to_text(declared);
+}
+
+// --- MLP: separate PyTorch kernels in bf16 -----------------------------------------------
+
+CheckReport check_mlp(const std::string& op, const std::string& act, float (*f)(float),
+                      const testing::MlpKnobs& kn, const std::string& recipe) {
+  const int64_t t = 8, d = 128, ff = 256;
+  const Case c = make_case({{"id", "mlp"},
+                            {"op", op},
+                            {"seed", 21},
+                            {"formats", {"bf16"}},
+                            {"params", {{"tokens", t}, {"d", d}, {"d_ff", ff}, {"activation", act}}}});
+  const InputSet in = reference_inputs(c, ref::Format::bf16);
+  const bool gated = op == "glu_ffn";
+  const std::vector<float> v = gated ? floats(in.at("v")) : std::vector<float>{};
+  const std::vector<float> y =
+      testing::torch_mlp(floats(in.at("x")), floats(in.at(gated ? "w" : "w1")),
+                         gated ? &v : nullptr, floats(in.at("w2")), t, d, ff, f, kn);
+  return check(c, "y", float_tensor(ref::Format::bf16, {t, d}, y), recipe);
+}
+
+TEST(RecipeMlp, TorchMlpPassesUnderItsRecipeAndIsNamed) {
+  // LlamaMLP (SwiGLU) and a GELU MLP as PyTorch runs them in bf16: every intermediate tensor
+  // stored in bf16, tiled f32 accumulation inside each GEMM.
+  const testing::MlpKnobs torch{ref::Format::bf16, ref::Format::bf16, ref::Format::bf16,
+                                ref::Format::bf16};
+  struct Row {
+    const char *op, *act;
+    float (*f)(float);
+  };
+  for (const auto& [op, act, f] : {Row{"glu_ffn", "silu", testing::torch_silu},
+                                   Row{"ffn", "gelu", testing::torch_gelu}}) {
+    const CheckReport named = check_mlp(op, act, f, torch, "torch-mlp");
+    EXPECT_TRUE(named.pass) << op << "\n" << to_text(named);
+    const CheckReport strict = check_mlp(op, act, f, torch, "strict");
+    EXPECT_FALSE(strict.pass) << op;
+    EXPECT_EQ(best(strict), "torch-mlp") << to_text(strict);
+  }
+  // A kernel that declares torch-mlp but feeds down_proj an unscaled e4m3 gate product (an fp8
+  // GEMM without its scales) fails, and the diagnosis names the point it changed.
+  const testing::MlpKnobs fp8{ref::Format::bf16, ref::Format::bf16, ref::Format::e4m3,
+                              ref::Format::bf16};
+  const CheckReport mutant = check_mlp("glu_ffn", "silu", testing::torch_silu, fp8, "torch-mlp");
+  EXPECT_FALSE(mutant.pass);
+  EXPECT_EQ(best(mutant), "torch-mlp,gated=e4m3") << to_text(mutant);
 }
 
 // --- Inputs and outputs in different formats -------------------------------------------

@@ -1,5 +1,6 @@
 #include "oracle/judge/recipe.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lmo::oracle {
@@ -73,6 +74,12 @@ const std::vector<NamedRecipe>& named_recipes() {
        "torch.nn.functional.gelu(approximate=\"tanh\"): x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))"},
       {"torch-silu", {"silu", "swiglu_gate"}, {{"form", "literal"}},
        "torch.nn.functional.silu: x/(1 + e^−x), −0 where e^−x overflows (x < −88.7 in f32)"},
+      {"torch-mlp",
+       {"ffn", "glu_ffn"},
+       {{"hidden", "storage"}, {"act", "storage"}, {"gated", "storage"}},
+       "an MLP of separate PyTorch kernels in the input dtype (transformers' LlamaMLP "
+       "down_proj(act_fn(gate_proj(x)) * up_proj(x)), GPT-2's MLP): each nn.Linear output, the "
+       "activation and the gate product stored in that dtype, f32 accumulation inside each GEMM"},
   };
   return kRecipes;
 }
@@ -180,7 +187,11 @@ BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
     }
     values_[point] = value;
   };
-  for (const auto& [p, v] : named->points) set(p, v);
+  // A named recipe covers a family (torch-mlp: ffn and glu_ffn): it sets the points this op has
+  // (recipe_test checks each of its points is some listed op's); a user's points must all exist.
+  for (const auto& [p, v] : named->points) {
+    if (std::find(names.begin(), names.end(), p) != names.end()) set(p, v);
+  }
   for (const auto& [p, v] : r.points) set(p, v);
   for (const RoundingPoint& p : points) {
     if (p.choices.empty()) {

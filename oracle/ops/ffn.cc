@@ -1,11 +1,13 @@
 #include "oracle/ops/ffn.h"
 
 #include <cmath>
+#include <functional>
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/ffn_error_scale.h"
 #include "oracle/ops/limits.h"
 #include "reference/ffn.h"
+#include "reference/linalg.h"
 
 namespace lmo::oracle {
 
@@ -51,6 +53,58 @@ Outputs<T> FfnOp::compute(const InputSet& in) const {
 Outputs<ref::mp> FfnOp::exact(const InputSet& in) const {
   Outputs<ref::mp> out = compute<ref::mp>(in);
   out[0].error_scale = ffn_error_scale(p_, in);
+  return out;
+}
+
+std::vector<RoundingPoint> FfnOp::rounding_points() const {
+  std::vector<RoundingPoint> v = {
+      {"hidden", {}, "f32",
+       p_.gated ? "the first GEMMs' outputs x·W and x·V" : "the first GEMM's output x·W1 (+ b1)"},
+      {"act", {}, "f32", p_.gated ? "act(x·W)" : "act(x·W1 (+ b1))"}};
+  if (p_.gated) v.push_back({"gated", {}, "f32", "act(x·W) ⊙ x·V, entering W2"});
+  return v;
+}
+
+template <class T>
+Outputs<T> FfnOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  // The reference's matrix products and activation (reference/ffn.h's order of operations),
+  // with the recipe's roundings between them: a framework's MLP as separate kernels.
+  const auto hidden = point_rounding<T>(recipe, "hidden");
+  const auto act = point_rounding<T>(recipe, "act");
+  const auto gated =
+      p_.gated ? point_rounding<T>(recipe, "gated") : std::function<T(const T&)>{};
+  const auto at = [](const std::function<T(const T&)>& r, const T& x) { return r ? r(x) : x; };
+  const ref::Mat<T> x(p_.tokens, p_.d, in.values<T>("x"));
+  const ref::Mat<T> w2(p_.d_ff, p_.d, in.values<T>("w2"));
+  ref::Mat<T> h;
+  if (p_.gated) {
+    const ref::Mat<T> a = ref::matmul<T>(x, ref::Mat<T>(p_.d, p_.d_ff, in.values<T>("w")));
+    const ref::Mat<T> b = ref::matmul<T>(x, ref::Mat<T>(p_.d, p_.d_ff, in.values<T>("v")));
+    h = ref::Mat<T>(a.rows, a.cols);
+    for (size_t i = 0; i < h.data.size(); ++i) {
+      h.data[i] = at(gated, T(at(act, ref::activate(p_.act, at(hidden, a.data[i]))) *
+                              at(hidden, b.data[i])));
+    }
+  } else {
+    h = ref::matmul<T>(x, ref::Mat<T>(p_.d, p_.d_ff, in.values<T>("w1")));
+    const std::vector<T> b1 = p_.bias ? in.values<T>("b1") : std::vector<T>{};
+    for (int64_t i = 0; i < h.rows; ++i) {
+      for (int64_t j = 0; j < h.cols; ++j) {
+        T v = h(i, j);
+        if (p_.bias) v = T(v + b1[static_cast<size_t>(j)]);
+        h(i, j) = at(act, ref::activate(p_.act, at(hidden, v)));
+      }
+    }
+  }
+  ref::Mat<T> y = ref::matmul<T>(h, w2);
+  if (p_.bias) {
+    const std::vector<T> b2 = in.values<T>("b2");
+    for (int64_t i = 0; i < y.rows; ++i) {
+      for (int64_t j = 0; j < y.cols; ++j) y(i, j) = y(i, j) + b2[static_cast<size_t>(j)];
+    }
+  }
+  Outputs<T> out(1);
+  out[0].values = std::move(y.data);
   return out;
 }
 

@@ -36,6 +36,12 @@ class FfnOp : public GenericOp<FfnOp> {
   Outputs<ref::mp> exact(const InputSet& in) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // hidden (x·W1, x·W and x·V as the first GEMMs store them), act (the activation's output) and,
+  // for glu_ffn, gated (act(x·W) ⊙ x·V entering W2): the tensors a framework's MLP stores between
+  // its kernels (PyTorch in bf16: each one a bf16 tensor).
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   FfnParams p_;

@@ -33,6 +33,7 @@ STRICT_POINTS = {
     "gelu": {"form": "stable"},
     "gelu_tanh": {"form": "stable"},
     "silu": {"form": "stable"},
+    "glu_ffn": {"hidden": "f32", "act": "f32", "gated": "f32"},
 }
 NAMED = {name: points for name, _ops, points, _source in lmoracle._core.recipes()}
 
@@ -224,6 +225,60 @@ def test_llama_rmsnorm_control_in_f32_passes_strict():
     h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + EPS)
     y = (x["gamma"].float() * h).to(BF16)  # one rounding, at the store
     assert lmoracle.check("rmsnorm", x, {"y": y}, rows=ROWS, d=WIDTH, eps=EPS).passed
+
+
+# --- MLP ----------------------------------------------------------------------------------
+
+M_TOKENS, M_WIDTH, M_HIDDEN = 8, 128, 256
+MLP = dict(tokens=M_TOKENS, d=M_WIDTH, d_ff=M_HIDDEN, activation="silu")
+
+
+class LlamaMLP(torch.nn.Module):
+    """transformers' LlamaMLP as written there (act_fn SiLU, no biases)."""
+
+    def __init__(self, hidden_size, intermediate_size):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.up_proj = torch.nn.Linear(hidden_size, intermediate_size, bias=False)
+        self.down_proj = torch.nn.Linear(intermediate_size, hidden_size, bias=False)
+        self.act_fn = torch.nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+def mlp_inputs():
+    """The oracle's layout: x [t, d], w and v [d, d_ff], w2 [d_ff, d]; nn.Linear's init scale."""
+    gen = torch.Generator().manual_seed(31)
+
+    def uniform(rows, cols, fan_in):
+        return ((2 * torch.rand(rows, cols, generator=gen) - 1) / math.sqrt(fan_in)).to(BF16)
+
+    return {"x": torch.randn(M_TOKENS, M_WIDTH, generator=gen).to(BF16),
+            "w": uniform(M_WIDTH, M_HIDDEN, M_WIDTH), "v": uniform(M_WIDTH, M_HIDDEN, M_WIDTH),
+            "w2": uniform(M_HIDDEN, M_WIDTH, M_HIDDEN)}
+
+
+def test_llama_mlp_passes_torch_mlp_fails_strict():
+    x = mlp_inputs()
+    mlp = LlamaMLP(M_WIDTH, M_HIDDEN).to(BF16)
+    with torch.no_grad():  # nn.Linear holds its weight as [out, in]
+        mlp.gate_proj.weight.copy_(x["w"].T)
+        mlp.up_proj.weight.copy_(x["v"].T)
+        mlp.down_proj.weight.copy_(x["w2"].T)
+        y = mlp(x["x"])
+    assert y.dtype == BF16
+    assert_near_reference("glu_ffn", x, y, rtol=2 ** -5, atol=2 ** -9, **MLP)
+    frac = strict_and_recipe("glu_ffn", x, {"y": y}, "torch-mlp", "bf16", **MLP)
+    assert frac > 0.02
+
+
+def test_mlp_control_in_f32_passes_strict():
+    x = mlp_inputs()
+    f = {k: t.float() for k, t in x.items()}
+    h = F.silu(f["x"] @ f["w"]) * (f["x"] @ f["v"])
+    y = (h @ f["w2"]).to(BF16)  # one rounding, at the store
+    assert lmoracle.check("glu_ffn", x, {"y": y}, **MLP).passed
 
 
 # --- RoPE ----------------------------------------------------------------------------------

@@ -168,4 +168,49 @@ inline float torch_gelu_tanh(float x) {
 }
 inline float torch_silu(float x) { return x / (1.0f + std::exp(-x)); }
 
+// An MLP as separate PyTorch kernels in a narrow dtype (transformers' LlamaMLP:
+// down_proj(act(gate_proj(x)) * up_proj(x)); without v, act(fc1(x)) then fc2): each GEMM
+// accumulates in f32 over k in blocks (32 by default; partial sums added at the end, as a tiled GEMM
+// does, not the reference's order) and stores its output rounded to `hidden`; the activation
+// (f32 inside) is stored rounded to `act`, the gate product to `gated`. x [t, d], w and v
+// [d, f], w2 [f, d]; row-major.
+struct MlpKnobs {
+  std::optional<ref::Format> hidden, act, gated, out;
+  int64_t block = 32;  // the GEMMs' k-blocks
+};
+
+inline std::vector<float> blocked_gemm(const std::vector<float>& a, const std::vector<float>& b,
+                                       int64_t m, int64_t k, int64_t n, int64_t block) {
+  std::vector<float> c(static_cast<size_t>(m * n));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float total = 0;
+      for (int64_t k0 = 0; k0 < k; k0 += block) {
+        float part = 0;
+        for (int64_t kk = k0; kk < std::min(k, k0 + block); ++kk) {
+          part += a[static_cast<size_t>(i * k + kk)] * b[static_cast<size_t>(kk * n + j)];
+        }
+        total += part;
+      }
+      c[static_cast<size_t>(i * n + j)] = total;
+    }
+  }
+  return c;
+}
+
+inline std::vector<float> torch_mlp(const std::vector<float>& x, const std::vector<float>& w,
+                                    const std::vector<float>* v, const std::vector<float>& w2,
+                                    int64_t t, int64_t d, int64_t f, float (*act)(float),
+                                    const MlpKnobs& kn) {
+  std::vector<float> h = blocked_gemm(x, w, t, d, f, kn.block);
+  std::vector<float> u = v ? blocked_gemm(x, *v, t, d, f, kn.block) : std::vector<float>{};
+  for (size_t i = 0; i < h.size(); ++i) {
+    h[i] = round_to(kn.act, act(round_to(kn.hidden, h[i])));
+    if (v) h[i] = round_to(kn.gated, h[i] * round_to(kn.hidden, u[i]));
+  }
+  std::vector<float> y = blocked_gemm(h, w2, t, f, d, kn.block);
+  for (float& e : y) e = round_to(kn.out, e);
+  return y;
+}
+
 }  // namespace lmo::testing
