@@ -295,20 +295,26 @@ Mat<T> mla_absorbed_query(const Mat<T>& q_c, const Mat<T>& w_uk, const MlaConfig
 // shared by every query head (MQA), the values being the latents themselves. Returns each head's
 // output in the latent space, T × h·d_c (W^UV is applied afterwards, folded into W̃^O). scale:
 // mla_scale(c), i.e. eq. 46's 1/√(d_h + d_h^R), not 1/√(d_c + d_h^R) of the latent width.
+// `rounding`: a simulated kernel's rounding points (attention's; none for the reference).
+// mla_latent_config: the attention it runs, every query head on the one latent KV head.
+inline AttentionConfig mla_latent_config(const MlaConfig& c, const mp& scale) {
+  AttentionConfig cfg;
+  cfg.heads = c.heads;
+  cfg.kv_heads = 1;  // every head reads the same latents
+  cfg.head_dim = c.kv_latent_dim + c.rope_dim;
+  cfg.value_dim = c.kv_latent_dim;
+  cfg.scale = scale;
+  cfg.mask = MaskKind::kCausal;
+  return cfg;
+}
 template <class T, class Acc = T>
 Mat<T> mla_latent_attention(const Mat<T>& q_tilde, const Mat<T>& q_r,
-                            const MlaLatentCache<T>& cache, const MlaConfig& c, const mp& scale) {
+                            const MlaLatentCache<T>& cache, const MlaConfig& c, const mp& scale,
+                            const AttentionRounding<T>& rounding = {}) {
   const int64_t nh = c.heads, dr = c.rope_dim, dc = c.kv_latent_dim;
   const Mat<T> q = mla_concat_heads(q_tilde, dc, q_r, dr, nh, false);
   const Mat<T> k = mla_concat_heads(cache.c_kv, dc, cache.k_r, dr, 1, false);
-  AttentionConfig cfg;
-  cfg.heads = nh;
-  cfg.kv_heads = 1;  // every head reads the same latents
-  cfg.head_dim = dc + dr;
-  cfg.value_dim = dc;
-  cfg.scale = scale;
-  cfg.mask = MaskKind::kCausal;
-  return attention<T, Acc>(q, k, cache.c_kv, cfg);
+  return attention<T, Acc>(q, k, cache.c_kv, mla_latent_config(c, scale), rounding);
 }
 
 // Appends the latents of the rows of h (at positions cache.length() …) to the cache and returns

@@ -155,6 +155,32 @@ TEST(RecipeSweep, TorchGeluTanh) {
 }
 TEST(RecipeSweep, TorchSilu) { sweep_activation("silu", testing::torch_silu, "torch-silu", 6, -110, 30); }
 
+// FlashMLA: the query stored in the storage format, key tiles of a drawn size, P̃ in the
+// storage format.
+TEST(RecipeSweep, FlashMla) {
+  Draws d{8};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t h = d.in(1, 4), dh = d.in(1, 16), dr = 2 * d.in(1, 4), dc = d.in(1, 32);
+    const int64_t t = d.in(1, 40);
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16});
+    const Case c = make_case(
+        {{"id", "mla"},
+         {"op", "mla_decode"},
+         {"seed", d.next() % 100000},
+         {"formats", {std::string(ref::format_name(f))}},
+         {"params", {{"h", h}, {"d_h", dh}, {"d_rope", dr}, {"d_c", dc}, {"cache_len", t}}}});
+    const InputSet in = reference_inputs(c, f);
+    testing::FlashKnobs kn;
+    kn.tile = d.in(1, 16);
+    kn.probs = f;
+    const std::vector<float> o = testing::flash_mla(
+        floats(in.at("q_c")), floats(in.at("q_r")), floats(in.at("c_kv")), floats(in.at("k_r")),
+        floats(in.at("w_uk")), h, dh, dr, dc, t, f, kn);
+    expect_passes(c, "o", f, {1, h * dc}, o, "flash-mla");
+    if (HasFailure()) return;
+  }
+}
+
 // LlamaMLP and GELU/ReLU MLPs as separate PyTorch kernels: every intermediate stored in the
 // storage format, GEMMs in f32 over k-blocks of a drawn size.
 TEST(RecipeSweep, TorchMlp) {

@@ -372,6 +372,38 @@ TEST(RecipeSoftmax, Bf16ExponentialsFailStrictAndAreNamed) {
   EXPECT_TRUE(declared.pass) << to_text(declared);
 }
 
+// --- MLA decode: FlashMLA as vLLM's MLA backend feeds it --------------------------------
+
+TEST(RecipeMla, FlashMlaPassesUnderItsRecipeAndIsNamed) {
+  const int64_t h = 8, dh = 32, dr = 16, dc = 64, t = 96;
+  const Case c = make_case({{"id", "mla"},
+                            {"op", "mla_decode"},
+                            {"seed", 23},
+                            {"formats", {"bf16"}},
+                            {"params",
+                             {{"h", h}, {"d_h", dh}, {"d_rope", dr}, {"d_c", dc},
+                              {"cache_len", t}}}});
+  const InputSet in = reference_inputs(c, ref::Format::bf16);
+  const auto run = [&](std::optional<ref::Format> query, std::optional<ref::Format> probs,
+                       const std::string& recipe) {
+    FlashKnobs kn;
+    kn.probs = probs;
+    const std::vector<float> o =
+        testing::flash_mla(floats(in.at("q_c")), floats(in.at("q_r")), floats(in.at("c_kv")),
+                           floats(in.at("k_r")), floats(in.at("w_uk")), h, dh, dr, dc, t, query, kn);
+    return check(c, "o", float_tensor(ref::Format::bf16, {1, h * dc}, o), recipe);
+  };
+  const CheckReport named = run(ref::Format::bf16, ref::Format::bf16, "flash-mla");
+  EXPECT_TRUE(named.pass) << to_text(named);
+  const CheckReport strict = run(ref::Format::bf16, ref::Format::bf16, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "flash-mla") << to_text(strict);
+  // P̃ in e4m3 (an fp8 attention kernel) while declaring flash-mla: caught and named.
+  const CheckReport fp8 = run(ref::Format::bf16, ref::Format::e4m3, "flash-mla");
+  EXPECT_FALSE(fp8.pass);
+  EXPECT_EQ(best(fp8), "flash-mla,probs=e4m3") << to_text(fp8);
+}
+
 // --- MLP: separate PyTorch kernels in bf16 -----------------------------------------------
 
 CheckReport check_mlp(const std::string& op, const std::string& act, float (*f)(float),
@@ -381,7 +413,8 @@ CheckReport check_mlp(const std::string& op, const std::string& act, float (*f)(
                             {"op", op},
                             {"seed", 21},
                             {"formats", {"bf16"}},
-                            {"params", {{"tokens", t}, {"d", d}, {"d_ff", ff}, {"activation", act}}}});
+                            {"params",
+                             {{"tokens", t}, {"d", d}, {"d_ff", ff}, {"activation", act}}}});
   const InputSet in = reference_inputs(c, ref::Format::bf16);
   const bool gated = op == "glu_ffn";
   const std::vector<float> v = gated ? floats(in.at("v")) : std::vector<float>{};

@@ -51,6 +51,13 @@ const std::vector<NamedRecipe>& named_recipes() {
        "FlashAttention 2/3 and PyTorch SDPA (CPU flash kernel): P̃ = e^(s−m) cast to the storage "
        "format for the P̃V matrix product with f32 accumulation, divided by the f32 row sum "
        "at the end"},
+      {"flash-mla",
+       {"mla_decode"},
+       {{"query", "storage"}, {"scores", "f32"}, {"probs", "storage"}, {"acc", "f32"},
+        {"sum", "f32"}, {"normalize", "late"}},
+       "DeepSeek's FlashMLA decode kernel as vLLM's MLA backend feeds it: the absorbed query "
+       "q_nope·W_UK (torch.bmm) and the rotated q_pe stored in the input dtype, then "
+       "FlashAttention's P̃ in that dtype with f32 accumulation, divided at the end"},
       {"hf-llama-rmsnorm",
        {"rmsnorm"},
        {{"form", "rsqrt"}, {"inv_rms", "f32"}, {"normed", "storage"}},

@@ -87,6 +87,8 @@ class BoundRecipe {
   bool is_strict() const { return strict_; }
   // Every point at its strict value (ftz may be on).
   bool points_strict() const { return points_strict_; }
+  // Whether the op has this rounding point.
+  bool has_point(std::string_view point) const { return values_.count(point) > 0; }
   // The resolved values ("storage" and f64 at a format point replaced by what they mean), for
   // telling two recipes apart on this op.
   std::string key() const;

@@ -10,6 +10,13 @@ namespace lmo::oracle {
 RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d,
                             const BoundRecipe& r) {
   RecipeJudging j{strict_policy, d.group, strict_policy.kind == PolicyKind::kNaiveRelative};
+  // The attention ops under a recipe that rounds P̃: besides twice the recipe run's largest
+  // error, the a priori bound of that rounding, u_p·Σ_j p_j|v_j| per output, which the op's
+  // simulated run supplies as its error scale (oracle/ops/attention.h, probs_error_scale). A
+  // tiled kernel rounds P̃ relative to its running maximum, so its rounding errors are other
+  // draws than the recipe run's; on a small output the run's largest error can fall short of
+  // the kernel's, the a priori bound never does.
+  if (j.uses_naive && r.has_point("probs") && r.format("probs")) j.policy.error_scale = 1;
   if (d.topk || r.points_strict() || strict_policy.kind != PolicyKind::kUlp) return j;
   // An elementwise op in another form than its stable one: rule (2) on R's run, per element,
   // with the error scale R's form supplies (recipe_judge.h). The FlashAttention constants: twice

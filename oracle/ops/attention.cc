@@ -61,7 +61,7 @@ Outputs<T> AttentionOp::compute(const InputSet& in) const {
   return out;
 }
 
-std::vector<RoundingPoint> AttentionOp::rounding_points() const {
+std::vector<RoundingPoint> attention_rounding_points() {
   return {{"scores", {}, "f32", "the scaled (soft-capped) logits s = q·k·scale"},
           {"probs", {}, "f32",
            "P entering P·V (normalize=late: the unnormalized e^(s−m), FlashAttention's P̃)"},
@@ -77,17 +77,16 @@ Outputs<T> AttentionOp::compute(const InputSet& in, const BoundRecipe& recipe) c
   const ref::Mat<T> q(p_.queries(), hd, in.values<T>("q"));
   const ref::Mat<T> k(p_.tokens, gd, in.values<T>("k"));
   const ref::Mat<T> v(p_.tokens, gd, in.values<T>("v"));
-  ref::AttentionRounding<T> r;
-  r.scores = point_rounding<T>(recipe, "scores");
-  r.probs = point_rounding<T>(recipe, "probs");
-  r.sum = point_rounding<T>(recipe, "sum");
-  r.acc = point_rounding<T>(recipe, "acc");
-  r.late_normalize = recipe.choice("normalize") == "late";
+  const ref::AttentionRounding<T> r = attention_rounding<T>(recipe);
   // F16's decode step is attention of its one query over the whole cache (reference/kv_cache.h,
   // decode_step), the query at the last position: the same call serves both ops.
   Outputs<T> out(1);
   out[0].values = p_.cu_seqlens.empty() ? ref::attention<T>(q, k, v, cfg_, r).data
                                         : varlen_attention<T>(q, k, v, r);
+  out[0].error_scale = probs_error_scale<T>(recipe, v, [&](const ref::Mat<T>& values) {
+    return p_.cu_seqlens.empty() ? ref::attention<T>(q, k, values, cfg_).data
+                                 : varlen_attention<T>(q, k, values, {});
+  });
   return out;
 }
 

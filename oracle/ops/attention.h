@@ -5,7 +5,9 @@
 // ⌊j·g/h⌋); output o [T_q, h·d], judged as one tensor (the FlashAttention rule).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "oracle/core/op_generic.h"
@@ -36,6 +38,40 @@ struct AttentionParams {
 // The reference's configuration for these parameters (document ids from doc_starts).
 ref::AttentionConfig attention_config(const AttentionParams& p);
 
+// The rounding points of every attention op (attention, attention_decode, paged_attention_decode,
+// mla_decode): scores, probs, sum, acc (formats) and normalize (early | late), and the
+// reference's hooks for them under a recipe (ref::AttentionRounding).
+std::vector<RoundingPoint> attention_rounding_points();
+// Under a recipe that rounds P̃ to a format of precision p (bits): per output element
+// 2^(24 − p)·Σ_j p_ij·|v_jc|, the a priori bound of that rounding's effect on o (each p̃_j within
+// a relative 2^-p of p_j while it is a normal number) in units of f32's unit roundoff: the error
+// scale the judge takes under such a recipe (oracle/judge/recipe_judge.cc). Σ_j p_ij·|v_jc| is
+// the op's attention over |v|: `attend` runs it on the values given. Empty when P̃ is not
+// rounded.
+template <class T, class Attend>
+std::vector<double> probs_error_scale(const BoundRecipe& recipe, const ref::Mat<T>& v,
+                                      Attend&& attend) {
+  const std::optional<ref::Format> f = recipe.format("probs");
+  if (!f) return {};
+  ref::Mat<T> magnitude = v;
+  for (T& x : magnitude.data) x = x < T(0) ? T(-x) : x;
+  const double factor = std::ldexp(1.0, 24 - ref::spec(*f).precision());
+  std::vector<double> s;
+  for (const T& a : attend(magnitude)) s.push_back(factor * ref::to_double(a));
+  return s;
+}
+
+template <class T>
+ref::AttentionRounding<T> attention_rounding(const BoundRecipe& recipe) {
+  ref::AttentionRounding<T> r;
+  r.scores = point_rounding<T>(recipe, "scores");
+  r.probs = point_rounding<T>(recipe, "probs");
+  r.sum = point_rounding<T>(recipe, "sum");
+  r.acc = point_rounding<T>(recipe, "acc");
+  r.late_normalize = recipe.choice("normalize") == "late";
+  return r;
+}
+
 class AttentionOp : public GenericOp<AttentionOp> {
  public:
   explicit AttentionOp(AttentionParams p) : p_(std::move(p)), cfg_(attention_config(p_)) {}
@@ -49,8 +85,9 @@ class AttentionOp : public GenericOp<AttentionOp> {
   }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
-  // scores, probs, sum, acc (formats) and normalize (early | late): ref::AttentionRounding.
-  std::vector<RoundingPoint> rounding_points() const override;
+  std::vector<RoundingPoint> rounding_points() const override {
+    return attention_rounding_points();
+  }
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 

@@ -50,6 +50,24 @@ std::vector<OutputDecl> MlaDecodeOp::outputs() const {
   return {{"o", {1, p_.heads * p_.latent_dim}}};
 }
 
+std::vector<RoundingPoint> MlaDecodeOp::rounding_points() const {
+  std::vector<RoundingPoint> v = {
+      {"query", {}, "f32",
+       "q̃ = q^C·W^UKᵀ and the rotated q^R, as stored for the attention kernel"}};
+  for (RoundingPoint& p : attention_rounding_points()) v.push_back(std::move(p));
+  return v;
+}
+
+template <class T>
+Outputs<T> MlaDecodeOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  Outputs<T> out(1);
+  out[0].values = mla_decode_latent<T>(p_, in, ref::mla_scale(p_.config()),
+                                       point_rounding<T>(recipe, "query"),
+                                       attention_rounding<T>(recipe), &recipe,
+                                       &out[0].error_scale);
+  return out;
+}
+
 void add_mla_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"mla_decode", "F19, F16",
                  "absorbed MLA decode step over cached latents c^KV and rotary keys k^R; scale "

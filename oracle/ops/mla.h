@@ -15,10 +15,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "oracle/core/op_generic.h"
+#include "oracle/ops/attention.h"  // attention's rounding points, probs_error_scale
 #include "reference/mla.h"
 
 namespace lmo::oracle {
@@ -67,10 +69,16 @@ struct MlaDecodeParams {
 };
 
 // The decode step with the softmax scale given (the op passes ref::mla_scale; the oracle's
-// mutation tests pass wrong ones), every operation in T.
+// mutation tests pass wrong ones), every operation in T. A recipe's simulated kernel rounds the
+// query (q̃ and the rotated q^R, as the attention kernel reads them) with `query` and the
+// attention with `rounding`.
 template <class T>
 std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in,
-                                 const ref::mp& scale) {
+                                 const ref::mp& scale,
+                                 const std::function<T(const T&)>& query = {},
+                                 const ref::AttentionRounding<T>& rounding = {},
+                                 const BoundRecipe* recipe = nullptr,
+                                 std::vector<double>* error_scale = nullptr) {
   const ref::MlaConfig c = p.config();
   const int64_t t = p.cache_len;
   const ref::Mat<T> q_c(1, p.heads * p.head_dim, in.values<T>("q_c"));
@@ -79,9 +87,22 @@ std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in,
   ref::MlaLatentCache<T> cache;
   cache.c_kv = ref::Mat<T>(t, p.latent_dim, in.values<T>("c_kv"));
   cache.k_r = ref::Mat<T>(t, p.rope_dim, in.values<T>("k_r"));
-  return ref::mla_latent_attention<T>(ref::mla_absorbed_query<T>(q_c, w_uk, c),
-                                      ref::mla_rope_rows(q_r, p.heads, t - 1, c), cache, c, scale)
-      .data;
+  ref::Mat<T> q_tilde = ref::mla_absorbed_query<T>(q_c, w_uk, c);
+  ref::Mat<T> q_rot = ref::mla_rope_rows(q_r, p.heads, t - 1, c);
+  if (query) {
+    for (T& v : q_tilde.data) v = query(v);
+    for (T& v : q_rot.data) v = query(v);
+  }
+  if (recipe && error_scale) {
+    // The a priori bound of P̃'s rounding (oracle/ops/attention.h), over the latent attention.
+    const int64_t dc = p.latent_dim, dr = p.rope_dim;
+    const ref::Mat<T> q = ref::mla_concat_heads(q_tilde, dc, q_rot, dr, p.heads, false);
+    const ref::Mat<T> k = ref::mla_concat_heads(cache.c_kv, dc, cache.k_r, dr, 1, false);
+    *error_scale = probs_error_scale<T>(*recipe, cache.c_kv, [&](const ref::Mat<T>& values) {
+      return ref::attention<T>(q, k, values, ref::mla_latent_config(c, scale)).data;
+    });
+  }
+  return ref::mla_latent_attention<T>(q_tilde, q_rot, cache, c, scale, rounding).data;
 }
 
 class MlaDecodeOp : public GenericOp<MlaDecodeOp> {
@@ -103,6 +124,11 @@ class MlaDecodeOp : public GenericOp<MlaDecodeOp> {
     out[0].values = mla_decode_latent<T>(p_, in, ref::mla_scale(p_.config()));
     return out;
   }
+  // query (q̃ = q^C·W^UKᵀ and the rotated q^R as stored for the attention kernel), then
+  // attention's scores, probs, sum, acc and normalize.
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   MlaDecodeParams p_;

@@ -122,7 +122,8 @@ void PagedDecodeOp::gather(const InputSet& in, int64_t b, std::vector<T>& k,
 }
 
 template <class T>
-Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T>* rounding) const {
+Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
+                              const BoundRecipe* recipe) const {
   const AttentionParams& a = p_.heads;
   const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
   const std::vector<T> q = in.values<T>("q");
@@ -145,6 +146,11 @@ Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T
       o = ref::decode_step<T>(qb.row(0), k.row(len - 1), v.row(len - 1), cache, cfg);
     } else {
       o = ref::attention<T>(qb, k, v, cfg, *rounding).data;
+      const std::vector<double> s = probs_error_scale<T>(
+          *recipe, v, [&](const ref::Mat<T>& values) {
+            return ref::attention<T>(qb, k, values, cfg).data;
+          });
+      out[0].error_scale.insert(out[0].error_scale.end(), s.begin(), s.end());
     }
     out[0].values.insert(out[0].values.end(), o.begin(), o.end());
   }
@@ -153,22 +159,14 @@ Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T
 
 template <class T>
 Outputs<T> PagedDecodeOp::compute(const InputSet& in) const {
-  return run<T>(in, nullptr);
+  return run<T>(in, nullptr, nullptr);
 }
 
-std::vector<RoundingPoint> PagedDecodeOp::rounding_points() const {
-  return AttentionOp(p_.heads).rounding_points();
-}
 
 template <class T>
 Outputs<T> PagedDecodeOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
-  ref::AttentionRounding<T> r;
-  r.scores = point_rounding<T>(recipe, "scores");
-  r.probs = point_rounding<T>(recipe, "probs");
-  r.sum = point_rounding<T>(recipe, "sum");
-  r.acc = point_rounding<T>(recipe, "acc");
-  r.late_normalize = recipe.choice("normalize") == "late";
-  return run<T>(in, &r);
+  const ref::AttentionRounding<T> r = attention_rounding<T>(recipe);
+  return run<T>(in, &r, &recipe);
 }
 
 namespace {

@@ -53,7 +53,9 @@ class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // attention's points (scores, probs, sum, acc, normalize), per sequence.
-  std::vector<RoundingPoint> rounding_points() const override;
+  std::vector<RoundingPoint> rounding_points() const override {
+    return attention_rounding_points();
+  }
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
@@ -64,7 +66,8 @@ class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
 
  private:
   template <class T>
-  Outputs<T> run(const InputSet& in, const ref::AttentionRounding<T>* rounding) const;
+  Outputs<T> run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
+                 const BoundRecipe* recipe) const;
   PagedDecodeParams p_;
 };
 

@@ -89,6 +89,60 @@ inline std::vector<float> flash_attention(const std::vector<float>& q, const std
   return out;
 }
 
+// Absorbed MLA decode as DeepSeek's FlashMLA runs it behind vLLM's MLA backend (q_c [1, h·d_h],
+// q_r [1, h·d_r], c_kv [t, d_c], k_r [t, d_r], w_uk [d_c, h·d_h], the oracle's mla_decode
+// layout): q̃_i = q^C_i·W^UK_iᵀ (f32 sums) and q^R rotated at position t − 1 (interleaved
+// pairs, θ_k = 10000^(−2k/r), cos and sin in double, products in f32), both stored rounded to
+// `query`; then
+// FlashAttention over [q̃_i; q^R_i]·[c^KV_j; k^R_j] with values c^KV_j (padded with zeros to the
+// key width, which adds nothing), scale 1/√(d_h + d_r) in f32.
+inline std::vector<float> flash_mla(const std::vector<float>& qc, const std::vector<float>& qr,
+                                    const std::vector<float>& ckv, const std::vector<float>& kr,
+                                    const std::vector<float>& wuk, int64_t h, int64_t dh, int64_t dr,
+                                    int64_t dc, int64_t t, std::optional<ref::Format> query,
+                                    const FlashKnobs& kn) {
+  const int64_t dk = dc + dr;
+  std::vector<float> q(static_cast<size_t>(h * dk)), k(static_cast<size_t>(t * dk)),
+      v(static_cast<size_t>(t * dk), 0.0f);
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t c = 0; c < dc; ++c) {
+      float acc = 0;
+      for (int64_t e = 0; e < dh; ++e) {
+        acc += qc[static_cast<size_t>(i * dh + e)] *
+               wuk[static_cast<size_t>(c * h * dh + i * dh + e)];
+      }
+      q[static_cast<size_t>(i * dk + c)] = round_to(query, acc);
+    }
+    for (int64_t k2 = 0; k2 < dr / 2; ++k2) {
+      const double angle = static_cast<double>(t - 1) * std::pow(10000.0, -2.0 * k2 / dr);
+      const auto cs = static_cast<float>(std::cos(angle));
+      const auto sn = static_cast<float>(std::sin(angle));
+      const float a = qr[static_cast<size_t>(i * dr + 2 * k2)];
+      const float b = qr[static_cast<size_t>(i * dr + 2 * k2 + 1)];
+      q[static_cast<size_t>(i * dk + dc + 2 * k2)] = round_to(query, a * cs - b * sn);
+      q[static_cast<size_t>(i * dk + dc + 2 * k2 + 1)] = round_to(query, b * cs + a * sn);
+    }
+  }
+  for (int64_t j = 0; j < t; ++j) {
+    for (int64_t c = 0; c < dc; ++c) {
+      k[static_cast<size_t>(j * dk + c)] = v[static_cast<size_t>(j * dk + c)] =
+          ckv[static_cast<size_t>(j * dc + c)];
+    }
+    for (int64_t c = 0; c < dr; ++c) {
+      k[static_cast<size_t>(j * dk + dc + c)] = kr[static_cast<size_t>(j * dr + c)];
+    }
+  }
+  const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(dh + dr)));
+  const std::vector<float> o = flash_attention(q, k, v, 1, t, h, 1, dk, true, scale, kn);
+  std::vector<float> out(static_cast<size_t>(h * dc));
+  for (int64_t i = 0; i < h; ++i) {
+    for (int64_t c = 0; c < dc; ++c) {
+      out[static_cast<size_t>(i * dc + c)] = o[static_cast<size_t>(i * dk + c)];
+    }
+  }
+  return out;
+}
+
 // transformers' LlamaRMSNorm in a storage dtype: hidden = x in f32; variance = mean(hidden²)
 // (summed in blocks of `block`, as a vectorized reduction does); hidden · rsqrt(variance + ε);
 // cast to the storage dtype; times the weight, the product rounded to the storage dtype.
