@@ -60,12 +60,24 @@ Mat<T> map_rows(const Mat<T>& x, RowFn fn) {
 
 }  // namespace detail
 
+// Rounding points of a simulated RMSNorm or LayerNorm kernel ([recipes], oracle/judge/recipe.h);
+// the reference and the strict naive kernel set none.
+template <class T>
+struct NormRounding {
+  // x · (1/sqrt(mean(x²) + ε)) (LayerNorm: (x − μ) · (1/sqrt(σ² + ε))) with the reciprocal
+  // held (PyTorch's rsqrt, transformers' LlamaRMSNorm) instead of the division as written;
+  // inv_rms rounds the reciprocal.
+  bool multiply_by_inverse = false;
+  std::function<T(const T&)> inv_rms;
+  std::function<T(const T&)> normed;  // the normalized row before the weight
+};
+
 // F01 LayerNorm: y = (x − μ) / sqrt(σ² + ε) · γ + β, μ = mean(x), σ² = mean((x − μ)²) (the
 // population variance, computed in two passes as defined: a one-pass E[x²] − μ² cancels
 // catastrophically when |μ| ≫ σ).
 template <class T, class Acc = T>
 std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::span<const T> beta,
-                         const T& eps) {
+                         const T& eps, const NormRounding<T>& rounding = {}) {
   using std::sqrt;
   detail::check_norm_row("layernorm", x, eps);
   detail::check_norm_weight("layernorm", "gamma", x, gamma);
@@ -77,22 +89,23 @@ std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::sp
   });
   const T denom = sqrt(T(var + eps));
   std::vector<T> y(x.size());
+  if (!rounding.multiply_by_inverse && !rounding.normed) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      y[i] = T(T(T(x[i] - mu) / denom) * gamma[i]) + beta[i];
+    }
+    return y;
+  }
+  // A simulated kernel's points (NormRounding): 1/sqrt(σ² + ε) held (inv_rms rounds it), the
+  // normalized row rounded before the weight.
+  T inv = T(T(1) / denom);
+  if (rounding.inv_rms) inv = rounding.inv_rms(inv);
   for (size_t i = 0; i < x.size(); ++i) {
-    y[i] = T(T(T(x[i] - mu) / denom) * gamma[i]) + beta[i];
+    T n = rounding.multiply_by_inverse ? T(T(x[i] - mu) * inv) : T(T(x[i] - mu) / denom);
+    if (rounding.normed) n = rounding.normed(n);
+    y[i] = T(n * gamma[i]) + beta[i];
   }
   return y;
 }
-
-// Rounding points of a simulated RMSNorm kernel ([recipes], oracle/judge/recipe.h); the reference and
-// the strict naive kernel set none.
-template <class T>
-struct NormRounding {
-  // x · (1/sqrt(mean(x²) + ε)) with the reciprocal held (PyTorch's rsqrt, transformers'
-  // LlamaRMSNorm) instead of the division as written; inv_rms rounds the reciprocal.
-  bool multiply_by_inverse = false;
-  std::function<T(const T&)> inv_rms;
-  std::function<T(const T&)> normed;  // the normalized row before the weight
-};
 
 // F02 RMSNorm: y = x / sqrt(mean(x²) + ε) · γ.
 template <class T, class Acc = T>
@@ -145,9 +158,10 @@ std::vector<T> rmsnorm_literal_e01(std::span<const T> x, std::span<const T> gamm
 
 // The same over every row of a (tokens × d) matrix.
 template <class T, class Acc = T>
-Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> beta, const T& eps) {
+Mat<T> layernorm(const Mat<T>& x, std::span<const T> gamma, std::span<const T> beta, const T& eps,
+                 const NormRounding<T>& rounding = {}) {
   return detail::map_rows(
-      x, [&](std::span<const T> r) { return layernorm<T, Acc>(r, gamma, beta, eps); });
+      x, [&](std::span<const T> r) { return layernorm<T, Acc>(r, gamma, beta, eps, rounding); });
 }
 
 template <class T, class Acc = T>

@@ -372,6 +372,49 @@ TEST(RecipeSoftmax, Bf16ExponentialsFailStrictAndAreNamed) {
   EXPECT_TRUE(declared.pass) << to_text(declared);
 }
 
+// --- LayerNorm: the normalized row cast to the storage dtype before the affine -------------
+
+TEST(RecipeLayernorm, NormalizedRowInBf16PassesUnderItsPointsAndIsNamed) {
+  const int64_t rows = 8, d = 256;
+  const Case c = make_case({{"id", "ln"},
+                            {"op", "layernorm"},
+                            {"seed", 25},
+                            {"formats", {"bf16"}},
+                            {"params", {{"rows", rows}, {"d", d}, {"eps", 1e-5}}}});
+  const InputSet in = reference_inputs(c, ref::Format::bf16);
+  const std::vector<float> x = floats(in.at("x")), g = floats(in.at("gamma"));
+  const std::vector<float> b = floats(in.at("beta"));
+  // f32 mean and variance (two passes, summed in 4 lanes), (x − μ)/sqrt(σ² + ε) cast to bf16,
+  // then γ·n + β in f32, rounded once at the store.
+  std::vector<float> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = &x[static_cast<size_t>(r * d)];
+    float lane[4] = {};
+    for (int64_t i = 0; i < d; ++i) lane[i % 4] += xr[i];
+    const float mu = (lane[0] + lane[1] + lane[2] + lane[3]) / static_cast<float>(d);
+    float sq[4] = {};
+    for (int64_t i = 0; i < d; ++i) sq[i % 4] += (xr[i] - mu) * (xr[i] - mu);
+    const float var = (sq[0] + sq[1] + sq[2] + sq[3]) / static_cast<float>(d);
+    const float denom = std::sqrt(var + 1e-5f);
+    for (int64_t i = 0; i < d; ++i) {
+      const float n = testing::round_to(ref::Format::bf16, (xr[i] - mu) / denom);
+      const auto k = static_cast<size_t>(i);
+      y[static_cast<size_t>(r * d + i)] = n * g[k] + b[k];
+    }
+  }
+  const ref::Tensor t = float_tensor(ref::Format::bf16, {rows, d}, y);
+  const CheckReport strict = check(c, "y", t, "strict");
+  EXPECT_FALSE(strict.pass);
+  EXPECT_EQ(best(strict), "strict,normed=bf16") << to_text(strict);
+  const CheckReport declared = check(c, "y", t, "normed=bf16");
+  EXPECT_TRUE(declared.pass) << to_text(declared);
+  EXPECT_EQ(message_of([&] {
+              BoundRecipe(parse_recipe("form=rsqrt,inv_std=bf16"), c.op,
+                          make_op(c)->rounding_points(), ref::Format::bf16);
+            }),
+            "(no error)");
+}
+
 // --- MLA decode: FlashMLA as vLLM's MLA backend feeds it --------------------------------
 
 TEST(RecipeMla, FlashMlaPassesUnderItsRecipeAndIsNamed) {
@@ -388,9 +431,9 @@ TEST(RecipeMla, FlashMlaPassesUnderItsRecipeAndIsNamed) {
                        const std::string& recipe) {
     FlashKnobs kn;
     kn.probs = probs;
-    const std::vector<float> o =
-        testing::flash_mla(floats(in.at("q_c")), floats(in.at("q_r")), floats(in.at("c_kv")),
-                           floats(in.at("k_r")), floats(in.at("w_uk")), h, dh, dr, dc, t, query, kn);
+    const std::vector<float> o = testing::flash_mla(
+        floats(in.at("q_c")), floats(in.at("q_r")), floats(in.at("c_kv")), floats(in.at("k_r")),
+        floats(in.at("w_uk")), h, dh, dr, dc, t, query, kn);
     return check(c, "o", float_tensor(ref::Format::bf16, {1, h * dc}, o), recipe);
   };
   const CheckReport named = run(ref::Format::bf16, ref::Format::bf16, "flash-mla");

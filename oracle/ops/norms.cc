@@ -57,6 +57,13 @@ Outputs<T> NormOp::compute(const InputSet& in) const {
 }
 
 std::vector<RoundingPoint> NormOp::rounding_points() const {
+  if (p_.kind == NormKind::kLayer) {
+    return {{"form", {"divide", "rsqrt"}, "divide",
+             "divide: (x − μ) / sqrt(σ² + ε) as written; rsqrt: (x − μ) · (1/sqrt(·)) with the "
+             "reciprocal held"},
+            {"inv_std", {}, "f32", "the reciprocal 1/sqrt(σ² + ε) (form=rsqrt)"},
+            {"normed", {}, "f32", "the normalized row before γ and β"}};
+  }
   if (p_.kind != NormKind::kRms && p_.kind != NormKind::kFusedAddRms) return {};
   std::vector<RoundingPoint> v;
   if (p_.kind == NormKind::kFusedAddRms) {
@@ -76,15 +83,19 @@ std::vector<RoundingPoint> NormOp::rms_points() {
 
 template <class T>
 Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
-  if (p_.kind != NormKind::kRms && p_.kind != NormKind::kFusedAddRms) {
-    return compute<T>(in);  // no points: only +ftz applies
-  }
+  if (p_.kind == NormKind::kRmsGemma) return compute<T>(in);  // no points: only +ftz applies
   const ref::Mat<T> x(p_.rows, p_.d, in.values<T>("x"));
   const std::vector<T> gamma = in.values<T>("gamma");
+  const bool layer = p_.kind == NormKind::kLayer;
   ref::NormRounding<T> r;
   r.multiply_by_inverse = recipe.choice("form") == "rsqrt";
-  r.inv_rms = point_rounding<T>(recipe, "inv_rms");
+  r.inv_rms = point_rounding<T>(recipe, layer ? "inv_std" : "inv_rms");
   r.normed = point_rounding<T>(recipe, "normed");
+  if (layer) {
+    Outputs<T> out(1);
+    out[0].values = ref::layernorm<T>(x, gamma, in.values<T>("beta"), T(p_.eps), r).data;
+    return out;
+  }
   if (p_.kind == NormKind::kFusedAddRms) {
     const ref::Mat<T> res(p_.rows, p_.d, in.values<T>("residual"));
     ref::FusedAddNorm<T> f =

@@ -98,9 +98,9 @@ inline std::vector<float> flash_attention(const std::vector<float>& q, const std
 // key width, which adds nothing), scale 1/√(d_h + d_r) in f32.
 inline std::vector<float> flash_mla(const std::vector<float>& qc, const std::vector<float>& qr,
                                     const std::vector<float>& ckv, const std::vector<float>& kr,
-                                    const std::vector<float>& wuk, int64_t h, int64_t dh, int64_t dr,
-                                    int64_t dc, int64_t t, std::optional<ref::Format> query,
-                                    const FlashKnobs& kn) {
+                                    const std::vector<float>& wuk, int64_t h, int64_t dh,
+                                    int64_t dr, int64_t dc, int64_t t,
+                                    std::optional<ref::Format> query, const FlashKnobs& kn) {
   const int64_t dk = dc + dr;
   std::vector<float> q(static_cast<size_t>(h * dk)), k(static_cast<size_t>(t * dk)),
       v(static_cast<size_t>(t * dk), 0.0f);
@@ -224,10 +224,10 @@ inline float torch_silu(float x) { return x / (1.0f + std::exp(-x)); }
 
 // An MLP as separate PyTorch kernels in a narrow dtype (transformers' LlamaMLP:
 // down_proj(act(gate_proj(x)) * up_proj(x)); without v, act(fc1(x)) then fc2): each GEMM
-// accumulates in f32 over k in blocks (32 by default; partial sums added at the end, as a tiled GEMM
-// does, not the reference's order) and stores its output rounded to `hidden`; the activation
-// (f32 inside) is stored rounded to `act`, the gate product to `gated`. x [t, d], w and v
-// [d, f], w2 [f, d]; row-major.
+// accumulates in f32 over k in blocks (32 by default; partial sums added at the end, as a tiled
+// GEMM does, not the reference's order) and stores its output rounded to `hidden`; the
+// activation (f32 inside) is stored rounded to `act`, the gate product to `gated`. x [t, d], w
+// and v [d, f], w2 [f, d]; row-major.
 struct MlpKnobs {
   std::optional<ref::Format> hidden, act, gated, out;
   int64_t block = 32;  // the GEMMs' k-blocks
