@@ -111,3 +111,16 @@ def test_integer_input_outside_its_range_names_the_element():
     with pytest.raises(ValueError, match=r"inputs: target: element 1 is 8, expected integers in "
                                          r"\[0, 8\)"):
         lmoracle.reference("cross_entropy", x, rows=2, vocab=8)
+
+
+def test_a_damaged_case_file_stops_only_the_calls_that_read_it(tmp_path, monkeypatch):
+    """An op name needs no case file: with a broken file in the cases folder, reference and
+    check by op name still run, and a call by case ID names the file."""
+    (tmp_path / "broken.json").write_text('{"cases": [{"id": "x/y", "op": "relu"')
+    monkeypatch.setenv("LMO_CASES_DIR", str(tmp_path))
+    x = np.array([-1.0, 0.5, 2.0], dtype=np.float32)
+    (y,) = lmoracle.reference("relu", {"x": x}, format="f32", n=3).values()
+    assert np.array_equal(np.asarray(y).reshape(-1), np.array([0.0, 0.5, 2.0], np.float32))
+    assert lmoracle.check("relu", {"x": x}, {"y": np.maximum(x, 0)}, n=3).passed
+    with pytest.raises(ValueError, match="broken.json"):
+        lmoracle.case("relu/basic")
