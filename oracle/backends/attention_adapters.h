@@ -91,8 +91,8 @@ void run_attention(const Op& op, typename K::Storage s, const InputSet& in,
 // paged_attention_decode: inputs q, k_pages, v_pages, page_table, seq_lens; output o. Each
 // sequence's keys and values are gathered from the pool through its page table into a dense
 // cache (token t: slot t mod P of page page_table[b][⌊t/P⌋], as the page-table walk of a paged
-// kernel reads them), and the library's decode kernel runs on it: a paged kernel's reference
-// implementation, with the page arithmetic written once, here, apart from the op's.
+// kernel reads them, through PagedDecodeParams' checked_length, checked_page and offset, as the
+// op does), and the library's decode kernel runs on it.
 template <class K>
 void run_paged_decode(const Op& op, typename K::Storage s, const InputSet& in,
                       std::vector<GuardedBuffer>& out) {
@@ -104,24 +104,15 @@ void run_paged_decode(const Op& op, typename K::Storage s, const InputSet& in,
   const auto* vp = static_cast<const char*>(input_ptr(in, "v_pages"));
   const auto* q = static_cast<const char*>(input_ptr(in, "q"));
   auto* o = static_cast<char*>(out[0].data());
-  const int64_t qw = a.heads * a.head_dim, kw = a.kv_heads * a.head_dim, m = p.max_pages();
+  const int64_t qw = a.heads * a.head_dim, kw = a.kv_heads * a.head_dim;
   const size_t row = static_cast<size_t>(a.head_dim) * bytes;
   std::vector<char> k, v;
   for (int64_t b = 0; b < p.batch(); ++b) {
-    const int64_t len = lens.at(static_cast<size_t>(b));
-    if (len < 1 || len > m * p.page_size) {
-      throw std::invalid_argument("paged_attention_decode: seq_lens[" + std::to_string(b) +
-                                  "] is " + std::to_string(len) + ", expected 1 to " +
-                                  std::to_string(m * p.page_size));
-    }
+    const int64_t len = p.checked_length(lens, b);
     k.assign(static_cast<size_t>(len * kw) * bytes, 0);
     v.assign(k.size(), 0);
     for (int64_t t = 0; t < len; ++t) {
-      const int64_t page = table.at(static_cast<size_t>(b * m + t / p.page_size));
-      if (page < 0 || page >= p.num_pages) {
-        throw std::invalid_argument("paged_attention_decode: page_table entry " +
-                                    std::to_string(page) + " is outside the pool");
-      }
+      const int64_t page = p.checked_page(table, b, t);
       for (int64_t h = 0; h < a.kv_heads; ++h) {
         const size_t from = static_cast<size_t>(p.offset(page, t % p.page_size, h)) * bytes;
         const size_t to = static_cast<size_t>(t * kw + h * a.head_dim) * bytes;

@@ -29,6 +29,29 @@ int64_t PagedDecodeParams::offset(int64_t page, int64_t slot, int64_t head) cons
              : ((page * page_size + slot) * g + head) * d;
 }
 
+int64_t PagedDecodeParams::checked_length(const std::vector<int64_t>& seq_lens,
+                                          int64_t b) const {
+  const int64_t len = seq_lens.at(static_cast<size_t>(b)), most = max_pages() * page_size;
+  if (len < 1 || len > most) {
+    throw std::invalid_argument("paged_attention_decode: seq_lens[" + std::to_string(b) + "] is " +
+                                std::to_string(len) + ", expected 1 to " + std::to_string(most) +
+                                " (page_table's pages)");
+  }
+  return len;
+}
+
+int64_t PagedDecodeParams::checked_page(const std::vector<int64_t>& page_table, int64_t b,
+                                        int64_t t) const {
+  const int64_t j = t / page_size;
+  const int64_t page = page_table.at(static_cast<size_t>(b * max_pages() + j));
+  if (page < 0 || page >= num_pages) {
+    throw std::invalid_argument("paged_attention_decode: page_table[" + std::to_string(b) +
+                                "][" + std::to_string(j) + "] is " + std::to_string(page) +
+                                ", expected a page below " + std::to_string(num_pages));
+  }
+  return page;
+}
+
 namespace {
 
 // The pages of the batch in order (sequence 0's first page, …) are pool pages π(0), π(1), …,
@@ -90,28 +113,14 @@ double PagedDecodeOp::cost() const {
 }
 
 template <class T>
-void PagedDecodeOp::gather(const InputSet& in, int64_t b, std::vector<T>& k,
-                           std::vector<T>& v) const {
-  const std::vector<int64_t> table = in.ints("page_table");
-  const std::vector<int64_t> lens = in.ints("seq_lens");
-  const int64_t len = lens.at(static_cast<size_t>(b)), m = p_.max_pages();
-  if (len < 1 || len > m * p_.page_size) {
-    throw std::invalid_argument("paged_attention_decode: seq_lens[" + std::to_string(b) + "] is " +
-                                std::to_string(len) + ", expected 1 to " +
-                                std::to_string(m * p_.page_size) + " (page_table's pages)");
-  }
-  const std::vector<T> kp = in.values<T>("k_pages"), vp = in.values<T>("v_pages");
+void PagedDecodeOp::gather(const std::vector<T>& kp, const std::vector<T>& vp,
+                           const std::vector<int64_t>& table, int64_t b, int64_t len,
+                           std::vector<T>& k, std::vector<T>& v) const {
   const int64_t g = p_.heads.kv_heads, d = p_.heads.head_dim;
   k.assign(static_cast<size_t>(len * g * d), T(0));
   v.assign(k.size(), T(0));
   for (int64_t t = 0; t < len; ++t) {
-    const int64_t page = table.at(static_cast<size_t>(b * m + t / p_.page_size));
-    if (page < 0 || page >= p_.num_pages) {
-      throw std::invalid_argument("paged_attention_decode: page_table[" + std::to_string(b) +
-                                  "][" + std::to_string(t / p_.page_size) + "] is " +
-                                  std::to_string(page) + ", expected a page below " +
-                                  std::to_string(p_.num_pages));
-    }
+    const int64_t page = p_.checked_page(table, b, t);
     for (int64_t head = 0; head < g; ++head) {
       const auto from = static_cast<size_t>(p_.offset(page, t % p_.page_size, head));
       const auto to = static_cast<size_t>((t * g + head) * d);
@@ -127,12 +136,14 @@ Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T
   const AttentionParams& a = p_.heads;
   const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
   const std::vector<T> q = in.values<T>("q");
+  const std::vector<T> kp = in.values<T>("k_pages"), vp = in.values<T>("v_pages");
+  const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
   Outputs<T> out(1);
   out[0].values.reserve(static_cast<size_t>(p_.batch() * hd));
   for (int64_t b = 0; b < p_.batch(); ++b) {
+    const int64_t len = p_.checked_length(lens, b);
     std::vector<T> kb, vb;
-    gather(in, b, kb, vb);
-    const int64_t len = static_cast<int64_t>(kb.size()) / gd;
+    gather(kp, vp, table, b, len, kb, vb);
     AttentionParams dense = a;
     dense.tokens = len;
     const ref::AttentionConfig cfg = attention_config(dense);

@@ -41,6 +41,12 @@ struct PagedDecodeParams {
   int64_t used_pages() const;
   // The offset, in elements, of token slot `slot` of page `page`, KV head `head`, in a pool.
   int64_t offset(int64_t page, int64_t slot, int64_t head) const;
+  // Sequence b's length, and the pool page of its token t, from the inputs' seq_lens and
+  // page_table (a user's file may set them): std::invalid_argument naming the entry when a
+  // length exceeds the table's pages or a page lies outside the pool. The op and the kernel
+  // adapters read the pool through these alone.
+  int64_t checked_length(const std::vector<int64_t>& seq_lens, int64_t b) const;
+  int64_t checked_page(const std::vector<int64_t>& page_table, int64_t b, int64_t t) const;
 };
 
 class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
@@ -59,12 +65,13 @@ class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
-  // Sequence b's cache gathered from the pool: [seq_lens[b], g·d] row-major, from the inputs'
-  // page_table and seq_lens (which a user's file may set; each checked against the pool).
-  template <class T>
-  void gather(const InputSet& in, int64_t b, std::vector<T>& k, std::vector<T>& v) const;
-
  private:
+  // Sequence b's cache, [len, g·d] row-major, gathered from the pools kp and vp (the inputs'
+  // values, converted once per run) through the page table.
+  template <class T>
+  void gather(const std::vector<T>& kp, const std::vector<T>& vp,
+              const std::vector<int64_t>& table, int64_t b, int64_t len, std::vector<T>& k,
+              std::vector<T>& v) const;
   template <class T>
   Outputs<T> run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
                  const BoundRecipe* recipe) const;
