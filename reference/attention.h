@@ -301,7 +301,7 @@ std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const Atte
 
 // F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
 // o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
-// visible keys, left to right, then rounded once to T. `rounding`: a simulated kernel's rounding
+// visible keys, left to right (mul_add), then rounded once to T. `rounding`: a simulated kernel's rounding
 // points (AttentionRounding; none for the reference).
 template <class T, class Acc = T>
 Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg,
@@ -309,6 +309,7 @@ Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const Attent
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention");
   const int64_t dv = cfg.v_dim();
   Mat<T> out(q.rows, cfg.heads * dv);
+  const bool contract = fma_contraction();  // the P̃V products fused into the sum (mul_add)
   for_each_attention_row<T, Acc>(
       q, k, cfg,
       [&](int64_t i, int64_t head, int64_t kv, std::vector<T>& s, const std::vector<char>& vis) {
@@ -329,7 +330,7 @@ Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const Attent
           Acc acc(0);
           for (int64_t j = 0; j < k.rows; ++j) {
             if (!vis[static_cast<size_t>(j)]) continue;
-            acc = acc + convert<Acc>(T(p[static_cast<size_t>(j)] * v(j, kv * dv + c)));
+            acc = mul_add(p[static_cast<size_t>(j)], v(j, kv * dv + c), acc, contract);
             if (rounding.acc) acc = convert<Acc>(rounding.acc(convert<T>(acc)));
           }
           T o = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();

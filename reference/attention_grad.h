@@ -94,7 +94,9 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
     }
     for (int64_t c = 0; c < d; ++c) {
       Acc acc(0);
-      for (int64_t j = 0; j < tk; ++j) acc = acc + convert<Acc>(T(dsh(i, j) * k(j, kv * d + c)));
+      for (int64_t j = 0; j < tk; ++j) {
+        acc = mul_add(dsh(i, j), k(j, kv * d + c), acc, fma_contraction());
+      }
       g.dq(i, head * d + c) = T(convert<T>(acc) * scale);
     }
   });
@@ -107,7 +109,8 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
       Acc acc(0);
       for (int64_t head = kv * group; head < (kv + 1) * group; ++head) {
         for (int64_t i = 0; i < tq; ++i) {
-          acc = acc + convert<Acc>(T(p[static_cast<size_t>(head)](i, j) * d_out(i, head * dv + c)));
+          acc = mul_add(p[static_cast<size_t>(head)](i, j), d_out(i, head * dv + c), acc,
+                        fma_contraction());
         }
       }
       g.dv(j, kv * dv + c) = convert<T>(acc);
@@ -116,7 +119,8 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
       Acc acc(0);
       for (int64_t head = kv * group; head < (kv + 1) * group; ++head) {
         for (int64_t i = 0; i < tq; ++i) {
-          acc = acc + convert<Acc>(T(ds[static_cast<size_t>(head)](i, j) * q(i, head * d + c)));
+          acc = mul_add(ds[static_cast<size_t>(head)](i, j), q(i, head * d + c), acc,
+                        fma_contraction());
         }
       }
       g.dk(j, kv * d + c) = T(convert<T>(acc) * scale);

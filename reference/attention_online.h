@@ -141,7 +141,7 @@ Mat<T> attention_tiled(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
             st.l = st.l + convert<Acc>(e);
             for (int64_t c = 0; c < dv; ++c) {
               acc[static_cast<size_t>(c)] =
-                  acc[static_cast<size_t>(c)] + convert<Acc>(T(e * v(j, kv * dv + c)));
+                  mul_add(e, v(j, kv * dv + c), acc[static_cast<size_t>(c)], fma_contraction());
             }
           }
         }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/contraction.h"
 #include "reference/numeric.h"
 
 namespace lmo::ref {
@@ -34,13 +35,25 @@ struct Mat {
   }
 };
 
+// s + a·b as a kernel's multiply-add: the product rounded to T, then the sum to Acc; with
+// `contract` (fma_contraction(), contraction.h) a·b + s formed exactly and rounded once to Acc.
+template <class T, class Acc>
+Acc mul_add(const T& a, const T& b, const Acc& s, bool contract) {
+  using std::fma;
+  if constexpr (requires(const Acc& x) { fma(x, x, x); }) {
+    if (contract) return fma(convert<Acc>(a), convert<Acc>(b), s);
+  }
+  return s + convert<Acc>(T(a * b));
+}
+
 // Σ_i a_i b_i, accumulated left to right in Acc, each product formed in T (a kernel's multiply)
-// and added in Acc.
+// and added in Acc (fused under FMA contraction: mul_add).
 template <class T, class Acc = T>
 Acc dot(std::span<const T> a, std::span<const T> b) {
   if (a.size() != b.size()) throw std::invalid_argument("dot: length mismatch");
+  const bool contract = fma_contraction();
   Acc s(0);
-  for (size_t i = 0; i < a.size(); ++i) s = s + convert<Acc>(T(a[i] * b[i]));
+  for (size_t i = 0; i < a.size(); ++i) s = mul_add(a[i], b[i], s, contract);
   return s;
 }
 

@@ -260,7 +260,7 @@ MlaAbsorbedWeights<T> mla_absorb(const MlaWeights<T>& w, const MlaConfig& c) {
       for (int64_t n = 0; n < c.model_dim; ++n) {
         Acc s(0);
         for (int64_t k = 0; k < dh; ++k) {
-          s = s + convert<Acc>(T(w.w_uv(r, i * dh + k) * w.w_o(i * dh + k, n)));
+          s = mul_add(w.w_uv(r, i * dh + k), w.w_o(i * dh + k, n), s, fma_contraction());
         }
         a.w_o_absorbed(i * dc + r, n) = convert<T>(s);
       }

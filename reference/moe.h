@@ -55,6 +55,13 @@ struct RouterConfig {
   bool normalize = true;
   T routed_scale = T(1);         // multiplies every gate (2.5 in DeepSeek-V3)
   bool literal_sigmoid = false;  // see router_sigmoid
+  // A simulated kernel's rounding points (oracle/ops/moe.h; empty for the reference): each
+  // affinity s_i as the kernel holds it for its gates, the gate denominator Σ_selected s_j, and
+  // s_i / Σ before the routed scale. The selection stays on the unrounded scores: held in bf16,
+  // sigmoid values near 1 tie, and a run that picked among ties by index would be judged on the
+  // gates of other experts than the reference's; a kernel's own selection from its rounded
+  // scores is judged against the exact ones with the tie margin instead (judge_topk).
+  std::function<T(const T&)> round_scores, round_sum, round_normalized;
 };
 
 template <class T>
@@ -110,6 +117,32 @@ inline void require(bool ok, const std::string& what) {
 
 }  // namespace moe_detail
 
+// Step 5: r.gates for the experts r.experts (ascending) from r.affinities; the denominator, the
+// sum over the selected experts in ascending index order, accumulates in Acc. Also what gives
+// the gates of another selection than route's own (the oracle judges a kernel's gates on the
+// kernel's selection where it differs from the reference's within the tie margin).
+template <class T, class Acc = T>
+void set_gates(Routing<T>& r, const RouterConfig<T>& cfg) {
+  T denom(1);
+  if (cfg.normalize) {
+    Acc s(0);
+    for (int64_t i : r.experts) s = s + convert<Acc>(r.affinities[static_cast<size_t>(i)]);
+    denom = convert<T>(s);
+    if (cfg.round_sum) denom = cfg.round_sum(denom);
+  }
+  r.gates.clear();
+  r.gates.reserve(r.experts.size());
+  for (int64_t i : r.experts) {
+    const T& s = r.affinities[static_cast<size_t>(i)];
+    T g = s;
+    if (cfg.normalize) {
+      g = T(s / denom);
+      if (cfg.round_normalized) g = cfg.round_normalized(g);
+    }
+    r.gates.push_back(T(g * cfg.routed_scale));
+  }
+}
+
 // F20 routing of one token from its router logits z_i = uᵀe_i (see the file comment for the
 // steps). bias: the F22 balancing bias c (N values), or empty for none. Sums (the gate
 // denominator over the selected experts in ascending index order, the group score, the softmax
@@ -155,6 +188,11 @@ Routing<T> route(std::span<const T> logits, std::span<const T> bias, const Route
           T(r.affinities[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
     }
   }
+  // After the selection scores: a simulated kernel's selection follows the unrounded scores, so
+  // that its gates are those of the reference's experts (see RouterConfig::round_scores).
+  if (cfg.round_scores) {
+    for (T& a : r.affinities) a = cfg.round_scores(a);
+  }
 
   std::vector<int64_t> eligible;
   if (cfg.n_group > 1) {
@@ -189,19 +227,7 @@ Routing<T> route(std::span<const T> logits, std::span<const T> bias, const Route
   for (int64_t i : r.ranking) r.ranked_scores.push_back(r.selection_scores[static_cast<size_t>(i)]);
   r.experts.assign(r.ranking.begin(), r.ranking.begin() + cfg.top_k);
   std::sort(r.experts.begin(), r.experts.end());
-
-  T denom(1);
-  if (cfg.normalize) {
-    Acc s(0);
-    for (int64_t i : r.experts) s = s + convert<Acc>(r.affinities[static_cast<size_t>(i)]);
-    denom = convert<T>(s);
-  }
-  r.gates.reserve(r.experts.size());
-  for (int64_t i : r.experts) {
-    const T& s = r.affinities[static_cast<size_t>(i)];
-    const T g = cfg.normalize ? T(s / denom) : s;
-    r.gates.push_back(T(g * cfg.routed_scale));
-  }
+  set_gates<T, Acc>(r, cfg);
   return r;
 }
 
@@ -266,7 +292,7 @@ std::vector<T> moe_layer(std::span<const T> u, const Routing<T>& routing,
     Acc acc = residual ? convert<Acc>(u[j]) : Acc(0);
     for (const auto& y : shared_out) acc = acc + convert<Acc>(y[j]);
     for (size_t k = 0; k < routed_out.size(); ++k) {
-      acc = acc + convert<Acc>(T(routing.gates[k] * routed_out[k][j]));
+      acc = mul_add(routing.gates[k], routed_out[k][j], acc, fma_contraction());
     }
     h[j] = convert<T>(acc);
   }
@@ -331,7 +357,7 @@ BalanceLoss<T> load_balance_loss(const Mat<T>& affinities,
     Acc s(0);
     for (int64_t t = 0; t < tokens; ++t) s = s + convert<Acc>(sn(t, i));
     out.p.push_back(T(convert<T>(s) / t_count));
-    total = total + convert<Acc>(T(out.f.back() * out.p.back()));
+    total = mul_add(out.f.back(), out.p.back(), total, fma_contraction());
   }
   out.loss = T(alpha * convert<T>(total));
   return out;

@@ -47,6 +47,19 @@ T mean_of(std::span<const T> x, F f) {
   return convert<T>(Acc(s / Acc(static_cast<int64_t>(x.size()))));
 }
 
+// (1/d)·Σ_i f(x_i)², each square added as a kernel's multiply-add (mul_add: fused under FMA
+// contraction), the sum and the division by d in Acc, rounded once to T.
+template <class T, class Acc, class F>
+T mean_of_squares(std::span<const T> x, F f) {
+  const bool contract = fma_contraction();
+  Acc s(0);
+  for (const T& v : x) {
+    const T t = f(v);
+    s = mul_add(t, t, s, contract);
+  }
+  return convert<T>(Acc(s / Acc(static_cast<int64_t>(x.size()))));
+}
+
 // Applies a row function to every row of x (rows in parallel; each writes its own row).
 template <class T, class RowFn>
 Mat<T> map_rows(const Mat<T>& x, RowFn fn) {
@@ -83,10 +96,7 @@ std::vector<T> layernorm(std::span<const T> x, std::span<const T> gamma, std::sp
   detail::check_norm_weight("layernorm", "gamma", x, gamma);
   detail::check_norm_weight("layernorm", "beta", x, beta);
   const T mu = detail::mean_of<T, Acc>(x, [](const T& v) { return v; });
-  const T var = detail::mean_of<T, Acc>(x, [&](const T& v) {
-    const T dev = v - mu;
-    return T(dev * dev);
-  });
+  const T var = detail::mean_of_squares<T, Acc>(x, [&](const T& v) { return T(v - mu); });
   const T denom = sqrt(T(var + eps));
   std::vector<T> y(x.size());
   if (!rounding.multiply_by_inverse && !rounding.normed) {
@@ -114,7 +124,7 @@ std::vector<T> rmsnorm(std::span<const T> x, std::span<const T> gamma, const T& 
   using std::sqrt;
   detail::check_norm_row("rmsnorm", x, eps);
   detail::check_norm_weight("rmsnorm", "gamma", x, gamma);
-  const T ms = detail::mean_of<T, Acc>(x, [](const T& v) { return T(v * v); });
+  const T ms = detail::mean_of_squares<T, Acc>(x, [](const T& v) { return v; });
   const T denom = sqrt(T(ms + eps));
   std::vector<T> y(x.size());
   if (!rounding.multiply_by_inverse && !rounding.normed) {
@@ -148,8 +158,7 @@ std::vector<T> rmsnorm_literal_e01(std::span<const T> x, std::span<const T> gamm
   using std::sqrt;
   detail::check_norm_row("rmsnorm_literal_e01", x, eps);
   detail::check_norm_weight("rmsnorm_literal_e01", "gamma", x, gamma);
-  Acc s(0);
-  for (const T& v : x) s = s + convert<Acc>(T(v * v));
+  const Acc s = dot<T, Acc>(x, x);
   const T denom = sqrt(T(convert<T>(s) + eps));
   std::vector<T> y(x.size());
   for (size_t i = 0; i < x.size(); ++i) y[i] = T(x[i] / denom) * gamma[i];

@@ -39,7 +39,7 @@ RmsNormGrad<T> rmsnorm_backward(std::span<const T> x, std::span<const T> gamma, 
   detail::check_norm_weight("rmsnorm_backward", "gamma", x, gamma);
   detail::check_norm_weight("rmsnorm_backward", "dy", x, dy);
   const size_t d = x.size();
-  const T ms = detail::mean_of<T, Acc>(x, [](const T& v) { return T(v * v); });
+  const T ms = detail::mean_of_squares<T, Acc>(x, [](const T& v) { return v; });
   const T sigma = sqrt(T(ms + eps));
   std::vector<T> xhat(d), g(d), gx(d);
   for (size_t i = 0; i < d; ++i) {
@@ -77,10 +77,7 @@ LayerNormGrad<T> layernorm_backward(std::span<const T> x, std::span<const T> gam
   detail::check_norm_weight("layernorm_backward", "dy", x, dy);
   const size_t d = x.size();
   const T mu = detail::mean_of<T, Acc>(x, [](const T& v) { return v; });
-  const T var = detail::mean_of<T, Acc>(x, [&](const T& v) {
-    const T dev = v - mu;
-    return T(dev * dev);
-  });
+  const T var = detail::mean_of_squares<T, Acc>(x, [&](const T& v) { return T(v - mu); });
   const T sigma = sqrt(T(var + eps));
   std::vector<T> xhat(d), g(d), gx(d);
   for (size_t i = 0; i < d; ++i) {

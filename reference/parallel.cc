@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "reference/contraction.h"
 #include "reference/number_types.h"
 
 namespace lmo::ref {
@@ -52,9 +53,12 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
   std::mutex error_mutex;
   std::vector<std::thread> pool;
   pool.reserve(static_cast<size_t>(threads));
+  // The workers compute as the caller would: with its FMA contraction (contraction.h).
+  const bool contract = fma_contraction();
   for (int64_t t = 0; t < threads; ++t) {
     const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-    pool.emplace_back([&, begin, end] {
+    pool.emplace_back([&, begin, end, contract] {
+      const FmaContraction scope(contract);
       try {
         for (int64_t i = begin; i < end; ++i) body(i);
       } catch (...) {

@@ -671,6 +671,33 @@ TEST(TopKSet, SetsCompareInAnyOrderWithTiesWithinTheMargin) {
   EXPECT_FALSE(judge_topk(p, scores, 6, expected, indices(DType::i64, {-1, 0})).pass);
 }
 
+TEST(TopKSet, AGroupLimitAdmitsANearlyTiedGroupOnly) {
+  // 8 experts in 4 groups of 2, 2 kept by the sum of their top two scores; top-3. Group scores:
+  // 1.7, 0.9, 0.899, 0.2; groups 1 and 2 tie within the group margin (2 · 0.01 · 0.9 = 0.018).
+  const std::vector<mp> scores = {mp("0.9"),  mp("0.8"),   mp("0.5"), mp("0.4"),
+                                  mp("0.45"), mp("0.449"), mp("0.1"), mp("0.1")};
+  const std::vector<int64_t> expected = {0, 1, 2};
+  const Policy p = topk_policy(0.01);
+  const TopkGroups limit{4, 2, true};
+  // A kernel that kept group 2 instead of group 1 and took its best expert, or its second one
+  // (0.001 below the best, within the expert margin).
+  EXPECT_TRUE(judge_topk(p, scores, 8, expected, indices(DType::i64, {0, 1, 4}), limit).pass);
+  EXPECT_TRUE(judge_topk(p, scores, 8, expected, indices(DType::i64, {5, 1, 0}), limit).pass);
+  // Without the limit, expert 4 is 0.05 below expert 2: no tie.
+  EXPECT_FALSE(judge_topk(p, scores, 8, expected, indices(DType::i64, {0, 1, 4})).pass);
+  // Group 3 is far below the kept groups.
+  Verdict v = judge_topk(p, scores, 8, expected, indices(DType::i64, {0, 1, 6}), limit);
+  EXPECT_FALSE(v.pass);
+  EXPECT_NE(v.detail.find("groups 0, 3"), std::string::npos) << v.detail;
+  // Groups 1 and 2 kept, group 0 (1.7) dropped: no admissible set holds both without group 0.
+  EXPECT_FALSE(judge_topk(p, scores, 8, expected, indices(DType::i64, {2, 3, 4}), limit).pass);
+  // Within a kept group the expert margin still holds: expert 3 (0.4) for expert 2 (0.5).
+  EXPECT_FALSE(judge_topk(p, scores, 8, expected, indices(DType::i64, {0, 1, 3}), limit).pass);
+  // A group limit that does not divide the experts is a caller's error.
+  EXPECT_THROW(judge_topk(p, scores, 8, expected, indices(DType::i64, {0, 1, 2}), {3, 2, true}),
+               std::invalid_argument);
+}
+
 TEST(TopKSet, NanScoresNeverTie) {
   const std::vector<mp> scores = {kNaN, mp("0.5"), mp("0.5")};
   EXPECT_FALSE(

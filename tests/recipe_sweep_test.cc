@@ -5,6 +5,7 @@
 // and expf instead of correctly rounded functions). Every one must pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -211,6 +212,57 @@ TEST(RecipeSweep, TorchMlp) {
         testing::torch_mlp(floats(in.at("x")), floats(in.at(gated ? "w" : "w1")),
                            gated ? &v : nullptr, floats(in.at("w2")), t, dim, ff, a.f, kn);
     expect_passes(c, "y", f, {t, dim}, y, "torch-mlp");
+    if (HasFailure()) return;
+  }
+}
+
+// DeepSeek-V3's Gate in the storage format: random experts, groups, kept groups, top-k, bias
+// and logit scales; the kernel sums its weights in score order and ranks with a stable sort, and
+// its selection is judged with the group limit (a nearly tied group may be kept instead).
+TEST(RecipeSweep, DeepseekV3Gate) {
+  Draws d{8};
+  for (int n = 0; n < kCases; ++n) {
+    const int64_t experts = d.pick<int64_t>({4, 8, 16, 32, 64, 256}), tokens = d.in(1, 6);
+    std::vector<int64_t> divisors;
+    for (int64_t g = 1; g <= 8; ++g) {
+      if (experts % g == 0 && experts / g >= 2) divisors.push_back(g);
+    }
+    const int64_t groups = d.next() % 2 == 0 ? 1 : d.pick(divisors);
+    const int64_t kept = groups == 1 ? 1 : d.in(1, groups);
+    const int64_t eligible = groups == 1 ? experts : kept * (experts / groups);
+    const int64_t top_k = d.in(1, std::min<int64_t>(eligible, 8));
+    const bool bias = d.next() % 2 == 0;
+    const double scale = d.pick<double>({1.0, 2.5});
+    const ref::Format f = d.pick<ref::Format>({ref::Format::bf16, ref::Format::f16});
+    nlohmann::json p = {{"tokens", tokens}, {"experts", experts},     {"top_k", top_k},
+                        {"score", "sigmoid"}, {"routed_scale", scale}, {"bias", bias},
+                        {"logit_std", d.pick<double>({0.5, 1.0, 2.0, 4.0})}};
+    if (groups > 1) {
+      p["groups"] = groups;
+      p["topk_groups"] = kept;
+    }
+    const Case c = make_case({{"id", "gate"},
+                              {"op", "moe_router"},
+                              {"seed", d.next() % 100000},
+                              {"formats", {std::string(ref::format_name(f))}},
+                              {"params", p}});
+    const InputSet in = reference_inputs(c, f);
+    std::vector<float> w;
+    std::vector<int64_t> idx;
+    testing::deepseek_gate(floats(in.at("logits")),
+                           bias ? floats(in.at("bias")) : std::vector<float>{}, tokens, experts,
+                           top_k, groups, kept, static_cast<float>(scale), {f, f, f}, w, idx);
+    ref::Tensor chosen(ref::DType::i64, {tokens, top_k});
+    for (size_t i = 0; i < idx.size(); ++i) {
+      chosen.set(static_cast<int64_t>(i), static_cast<double>(idx[i]));
+    }
+    std::map<std::string, ref::Tensor> outs;
+    outs.emplace("gates", float_tensor(f, {tokens, top_k}, w));
+    outs.emplace("experts", chosen);
+    CheckOptions o;
+    o.recipe = parse_recipe("deepseek-v3-gate");
+    const CheckReport r = check_outputs(c, outs, o);
+    EXPECT_TRUE(r.pass) << c.source.dump() << " in " << ref::format_name(f) << "\n" << to_text(r);
     if (HasFailure()) return;
   }
 }

@@ -43,7 +43,7 @@ void apply_recipe(std::vector<lmo::oracle::Case>& cases, const std::string& text
     try {
       const std::unique_ptr<lmo::oracle::Op> op = lmo::oracle::make_op(c);
       for (lmo::ref::Format f : c.formats) {
-        (void)lmo::oracle::BoundRecipe(r, c.op, op->rounding_points(), f);
+        (void)lmo::oracle::bind_recipe(r, c.op, *op, f);
       }
       c.recipe = r;
       ++applied;

@@ -133,7 +133,7 @@ Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std
     try {
       c.recipe = parse_recipe(recipe);
       // Bound once per format, so a point the op lacks surfaces now too.
-      for (ref::Format f : c.formats) (void)BoundRecipe(c.recipe, c.op, op->rounding_points(), f);
+      for (ref::Format f : c.formats) (void)bind_recipe(c.recipe, c.op, *op, f);
     } catch (const RecipeError& e) {
       throw InputError(file, at + ".recipe", e.what());
     }

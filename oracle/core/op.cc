@@ -65,6 +65,24 @@ std::string known_op_names() {
   return s;
 }
 
+Recipe with_implied_points(const Recipe& r, std::string_view op_name, const Op& op) {
+  Recipe with = r;
+  for (const auto& [point, value] : op.implied_points()) {
+    const auto it = r.points.find(point);
+    if (it != r.points.end() && it->second != value) {
+      throw RecipeError("op " + std::string(op_name) + ": its parameters fix " + point + "=" +
+                        value + " (a literal activation: literal: true), the recipe sets " +
+                        point + "=" + it->second);
+    }
+    with.points[point] = value;
+  }
+  return with;
+}
+
+BoundRecipe bind_recipe(const Recipe& r, std::string_view op_name, const Op& op, ref::Format f) {
+  return BoundRecipe(with_implied_points(r, op_name, op), op_name, op.rounding_points(), f);
+}
+
 void flush_outputs(Outputs<double>& o, const BoundRecipe& r) {
   if (!r.ftz()) return;
   for (OutputValues<double>& out : o) {

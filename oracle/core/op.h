@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "oracle/core/params.h"
+#include "oracle/core/topk_groups.h"
 #include "oracle/judge/recipe.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"
@@ -66,6 +68,7 @@ struct OutputDecl {
   // (shape[0] × topk_experts) as values and the selected experts as indices.
   bool topk = false;
   int64_t topk_experts = 0;
+  TopkGroups topk_groups;  // the selection's group limit (judge_topk)
 };
 
 // The inputs of one case in one storage format: generated once, read by the reference and by
@@ -113,15 +116,27 @@ class Op {
   // are exact as doubles.
   virtual Outputs<double> simulated(ref::Format compute, const InputSet& in) const = 0;
   // The intermediate values a kernel may hold in a narrower format, and the op's form choices
-  // ([recipes], recipe.h); none: only strict and +ftz apply.
+  // ([recipes], recipe.h); none: only strict, +ftz and +fma apply.
   virtual std::vector<RoundingPoint> rounding_points() const { return {}; }
+  // The points the op's own parameters fix: a case's `literal: true` is form=literal. Every
+  // recipe the op is judged under takes them (bind_recipe).
+  virtual std::map<std::string, std::string> implied_points() const { return {}; }
   // The naive kernel following a recipe bound to this op (BoundRecipe built from
-  // rounding_points()): the values rounded at the recipe's points, and with ftz, subnormal
-  // results at those points and at the store flushed to zero. A strict recipe gives
-  // simulated(compute, in). Ops may fill OutputValues::error_scale for a recipe whose form has
-  // a bound of its own (the literal activations, policy.h rule (2)).
+  // rounding_points()): the values rounded at the recipe's points, with ftz subnormal results
+  // at those points and at the store flushed to zero, with fma the products of its sums fused
+  // (reference/contraction.h). A strict recipe gives simulated(compute, in). Ops may fill
+  // OutputValues::error_scale for a recipe whose form has a bound of its own (the literal
+  // activations, policy.h rule (2)).
   virtual Outputs<double> simulated(ref::Format compute, const InputSet& in,
                                     const BoundRecipe& recipe) const = 0;
+  // For an op with a top-k output and values paired with it (the router's gates): the op with
+  // its selection fixed to `experts` (ascending per token, as the top-k output's shape), so
+  // that a kernel whose selection differs from the reference's within the tie margin has its
+  // values judged on its own selection. nullptr: the op has no such output.
+  virtual std::unique_ptr<Op> with_selection(std::vector<int64_t> experts) const {
+    (void)experts;
+    return nullptr;
+  }
   // Scalar operations of one reference run, roughly: verify refuses a case above its limit
   // before spending hours on it.
   virtual double cost() const = 0;
@@ -146,6 +161,12 @@ struct OpInfo {
   // Reads and checks the parameters (ParamReader::finish is called by the caller).
   std::function<std::unique_ptr<Op>(ParamReader&)> make;
 };
+
+// r with the op's implied points (Op::implied_points); RecipeError when r sets one otherwise.
+Recipe with_implied_points(const Recipe& r, std::string_view op_name, const Op& op);
+// The recipe a kernel of op (named op_name) storing format f is judged under: r with the op's
+// implied points. RecipeError when r is not the op's, or sets an implied point otherwise.
+BoundRecipe bind_recipe(const Recipe& r, std::string_view op_name, const Op& op, ref::Format f);
 
 // Every op, in a fixed order.
 const std::vector<OpInfo>& op_registry();

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "oracle/core/op.h"
+#include "reference/contraction.h"
 #include "reference/numeric.h"
 #include "reference/sim_float.h"
 
@@ -85,6 +86,7 @@ class GenericOp : public Op {
   Outputs<double> simulated(ref::Format compute, const InputSet& in,
                             const BoundRecipe& recipe) const override {
     if (recipe.is_strict()) return simulated(compute, in);
+    const ref::FmaContraction contract(recipe.fma());
     Outputs<double> o;
     if constexpr (requires { self().template compute<double>(in, recipe); }) {
       o = with_sim_type(compute, [&]<class T>() {

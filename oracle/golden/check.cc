@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "oracle/core/case_inputs.h"
@@ -66,16 +67,93 @@ struct Source {
   std::string prefix;
 };
 
-CheckReport judge_outputs(const Case& c, const Op& op, const Source& s, const CheckOptions& opt) {
+// The kernel's output tensor for d, with the case's shape (InputError otherwise).
+const ref::Tensor& output_of(const Case& c, const Source& s, const OutputDecl& d) {
+  const std::string key = s.prefix + d.name;
+  const auto it = s.outputs->find(key);
+  if (it == s.outputs->end()) {
+    std::string have;
+    for (const auto& [n, _] : *s.outputs) have += (have.empty() ? "" : ", ") + n;
+    throw InputError(s.file, key,
+                     "expected the kernel's output tensor, but it is missing (there is: " +
+                         (have.empty() ? std::string("nothing") : have) + ")");
+  }
+  if (it->second.shape() != d.shape) {
+    throw InputError(s.file, key,
+                     "expected the shape " + shape_text(d.shape) + " of case " + c.id + ", got " +
+                         shape_text(it->second.shape()));
+  }
+  return it->second;
+}
+
+// A top-k output (the router's experts), judged as sets under the recipe's tie margin.
+// `selection` receives the kernel's selection where it passes but differs from the reference's.
+CheckedOutput judge_selection(const Case& c, const Op& op, const Source& s, const OutputDecl& d,
+                              size_t k, const BoundRecipe& bound,
+                              std::optional<std::vector<int64_t>>& selection) {
+  const ref::Tensor& got = output_of(c, s, d);
+  CheckedOutput co;
+  co.name = d.name;
+  co.format = std::string(ref::dtype_name(got.dtype()));
+  if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
+    throw InputError(s.file, s.prefix + d.name,
+                     "expected expert indices as I64 or I32, got " + co.format);
+  }
+  const Outputs<ref::mp> exact = op.exact(s.topk_inputs());
+  if (s.golden) {
+    const std::string gkey = golden_output_name(d, ref::Format::f64);
+    const auto g = s.golden->tensors.find(gkey);
+    if (g == s.golden->tensors.end() ||
+        g->second != rounded_output(d, exact[k], ref::Format::f64)) {
+      throw InputError(s.golden_file, gkey,
+                       "expected the reference's selection on the file's inputs; it is "
+                       "missing or differs (the file was damaged or edited)");
+    }
+  }
+  const Policy policy = judging_under(policy_for(c.op, d.name), d, bound).policy;
+  co.verdict =
+      judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got, d.topk_groups);
+  co.bound = bound_text(policy, ref::Format::f64, co.verdict);
+  if (co.verdict.pass) selection = differing_selection(got, exact[k].indices);
+  return co;
+}
+
+// The storage format of the kernel's real outputs (the first float one), else the case's first.
+ref::Format real_storage(const Case& c, const Source& s, const std::vector<OutputDecl>& decls) {
+  for (const OutputDecl& d : decls) {
+    const auto it = s.outputs->find(s.prefix + d.name);
+    if (!d.topk && it != s.outputs->end() && ref::is_float(it->second.dtype())) {
+      return ref::dtype_format(it->second.dtype());
+    }
+  }
+  return c.formats.front();
+}
+
+CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
+                          const CheckOptions& opt) {
   CheckReport r;
   r.case_id = c.id;
   const Recipe recipe = opt.recipe.value_or(c.recipe);
   r.recipe = recipe.text();
-  std::vector<const ref::Tensor*> real_outputs(op.outputs().size(), nullptr);
-  std::vector<ref::Tensor> ordered_outputs(op.outputs().size());
+  const std::vector<OutputDecl> decls = case_op.outputs();
+  // The top-k outputs first. Where a kernel's selection differs from the reference's within
+  // the tie margin, the values paired with it (the gates) are judged on the kernel's own
+  // selection: the op with it fixed (Op::with_selection).
+  std::map<size_t, CheckedOutput> selections;
+  std::unique_ptr<Op> on_kernel_selection;
+  const BoundRecipe selection_bound =
+      bind_recipe(recipe, c.op, case_op, real_storage(c, s, decls));
+  for (size_t k = 0; k < decls.size(); ++k) {
+    if (!decls[k].topk) continue;
+    std::optional<std::vector<int64_t>> selection;
+    selections.emplace(k, judge_selection(c, case_op, s, decls[k], k, selection_bound, selection));
+    if (selection) on_kernel_selection = case_op.with_selection(std::move(*selection));
+  }
+  const Op& op = on_kernel_selection ? *on_kernel_selection : case_op;
+  std::vector<const ref::Tensor*> real_outputs(decls.size(), nullptr);
+  std::vector<ref::Tensor> ordered_outputs(decls.size());
   std::optional<ref::Format> real_format;
   std::map<ref::Format, Outputs<double>> naive_by_format;
-  const std::vector<OutputDecl> decls = op.outputs();
   std::map<ref::Format, std::pair<InputSet, Outputs<ref::mp>>> exact_by_format;
   const auto exact_in = [&](ref::Format f) -> const std::pair<InputSet, Outputs<ref::mp>>& {
     auto it = exact_by_format.find(f);
@@ -88,111 +166,86 @@ CheckReport judge_outputs(const Case& c, const Op& op, const Source& s, const Ch
   };
   for (size_t k = 0; k < decls.size(); ++k) {
     const OutputDecl& d = decls[k];
+    if (d.topk) {
+      r.pass = r.pass && selections.at(k).verdict.pass;
+      r.outputs.push_back(std::move(selections.at(k)));
+      continue;
+    }
     const std::string key = s.prefix + d.name;
-    const auto it = s.outputs->find(key);
-    if (it == s.outputs->end()) {
-      std::string have;
-      for (const auto& [n, _] : *s.outputs) have += (have.empty() ? "" : ", ") + n;
-      throw InputError(s.file, key,
-                       "expected the kernel's output tensor, but it is missing (there is: " +
-                           (have.empty() ? std::string("nothing") : have) + ")");
-    }
-    const ref::Tensor& got = it->second;
-    if (got.shape() != d.shape) {
-      throw InputError(s.file, key,
-                       "expected the shape " + shape_text(d.shape) + " of case " + c.id + ", got " +
-                           shape_text(got.shape()));
-    }
+    const ref::Tensor& got = output_of(c, s, d);
     const Policy& policy = policy_for(c.op, d.name);
     CheckedOutput co;
     co.name = d.name;
     co.format = std::string(ref::dtype_name(got.dtype()));
-    if (d.topk) {
-      if (got.dtype() != ref::DType::i64 && got.dtype() != ref::DType::i32) {
-        throw InputError(s.file, key, "expected expert indices as I64 or I32, got " + co.format);
-      }
-      const Outputs<ref::mp> exact = op.exact(s.topk_inputs());
-      if (s.golden) {
-        const std::string gkey = golden_output_name(d, ref::Format::f64);
-        const auto g = s.golden->tensors.find(gkey);
-        if (g == s.golden->tensors.end() ||
-            g->second != rounded_output(d, exact[k], ref::Format::f64)) {
-          throw InputError(s.golden_file, gkey,
-                           "expected the reference's selection on the file's inputs; it is "
-                           "missing or differs (the file was damaged or edited)");
+    if (!ref::is_float(got.dtype())) {
+      throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
+    }
+    const ref::Format f = ref::dtype_format(got.dtype());
+    const ref::Tensor* gold = nullptr;
+    if (s.golden) {
+      const auto g = s.golden->tensors.find(golden_output_name(d, f));
+      if (g == s.golden->tensors.end()) {
+        std::string formats;
+        for (ref::Format cf : c.formats) {
+          formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
         }
+        throw InputError(s.file, key,
+                         "the golden file has no " + co.format + " output (it has: " + formats +
+                             "); write the kernel's output in one of those");
       }
-      co.verdict = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, got);
-      co.bound = bound_text(policy, ref::Format::f64, co.verdict);
-    } else {
-      if (!ref::is_float(got.dtype())) {
-        throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
+      gold = &g->second;
+    }
+    const auto& [in, exact] = exact_in(f);
+    // Values paired with a top-k selection (the router's gates) are judged in the reference's
+    // order of experts, whatever order the kernel returned its selection in (topk_pairing.h).
+    ref::Tensor ordered = got;
+    for (size_t t = 0; t < decls.size(); ++t) {
+      if (!decls[t].topk || decls[t].shape != d.shape) continue;
+      const auto idx = s.outputs->find(s.prefix + decls[t].name);
+      if (idx != s.outputs->end() && idx->second.shape() == d.shape &&
+          !ref::is_float(idx->second.dtype())) {
+        ordered = values_in_expected_order(got, idx->second, exact[t].indices);
       }
-      const ref::Format f = ref::dtype_format(got.dtype());
-      const ref::Tensor* gold = nullptr;
-      if (s.golden) {
-        const auto g = s.golden->tensors.find(golden_output_name(d, f));
-        if (g == s.golden->tensors.end()) {
-          std::string formats;
-          for (ref::Format cf : c.formats) {
-            formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
-          }
-          throw InputError(s.file, key,
-                           "the golden file has no " + co.format + " output (it has: " + formats +
-                               "); write the kernel's output in one of those");
-        }
-        gold = &g->second;
+    }
+    const ref::Tensor expected = rounded_output(d, exact[k], f);
+    // The file holds the values of the reference's own selection.
+    if (gold && *gold != (on_kernel_selection ? rounded_output(d, case_op.exact(in)[k], f)
+                                              : expected)) {
+      throw InputError(s.golden_file, golden_output_name(d, f),
+                       "expected the correct rounding of the case's reference on the file's "
+                       "inputs; the values differ (the file was damaged or edited)");
+    }
+    const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
+    const RecipeJudging how = judging_under(policy, d, bound);
+    JudgeOptions jo;
+    jo.group = how.group;
+    jo.condition = exact[k].condition;
+    jo.error_scale = exact[k].error_scale;
+    jo.ftz = bound.ftz();
+    if (how.uses_naive) {
+      // One run of the recipe per storage format serves every output (cross-entropy has 3).
+      auto nit = naive_by_format.find(f);
+      if (nit == naive_by_format.end()) {
+        nit = naive_by_format.emplace(f, op.simulated(ref::Format::f32, in, bound)).first;
       }
-      const auto& [in, exact] = exact_in(f);
-      // Values paired with a top-k selection (the router's gates) are judged in the reference's
-      // order of experts, whatever order the kernel returned its selection in (topk_pairing.h).
-      ref::Tensor ordered = got;
-      for (size_t t = 0; t < decls.size(); ++t) {
-        if (!decls[t].topk || decls[t].shape != d.shape) continue;
-        const auto idx = s.outputs->find(s.prefix + decls[t].name);
-        if (idx != s.outputs->end() && idx->second.shape() == d.shape &&
-            !ref::is_float(idx->second.dtype())) {
-          ordered = values_in_expected_order(got, idx->second, exact[t].indices);
-        }
-      }
-      const ref::Tensor expected = rounded_output(d, exact[k], f);
-      if (gold && *gold != expected) {
-        throw InputError(s.golden_file, golden_output_name(d, f),
-                         "expected the correct rounding of the case's reference on the file's "
-                         "inputs; the values differ (the file was damaged or edited)");
-      }
-      const BoundRecipe bound(recipe, c.op, op.rounding_points(), f);
-      const RecipeJudging how = judging_under(policy, d, bound);
-      JudgeOptions jo;
-      jo.group = how.group;
-      jo.condition = exact[k].condition;
-      jo.error_scale = exact[k].error_scale;
-      jo.ftz = bound.ftz();
-      if (how.uses_naive) {
-        // One run of the recipe per storage format serves every output (cross-entropy has 3).
-        auto nit = naive_by_format.find(f);
-        if (nit == naive_by_format.end()) {
-          nit = naive_by_format.emplace(f, op.simulated(ref::Format::f32, in, bound)).first;
-        }
-        const Outputs<double>& naive = nit->second;
-        jo.naive = naive[k].values;
-        jo.compute = ref::Format::f32;
-        if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
-      }
-      co.verdict = judge(how.policy, exact[k].values, ordered, jo);
-      co.bound = bound_text(how.policy, f, co.verdict, r.recipe);
-      if (!real_format || *real_format == f) {
-        real_format = f;
-        ordered_outputs[k] = ordered;
-        real_outputs[k] = &ordered_outputs[k];
-      }
-      const int64_t w = co.verdict.metrics.max_ulps_index;
-      if (w >= 0) {
-        co.worst_index = w;
-        co.worst_actual = ordered.get(w);
-        co.worst_expected = expected.get(w);
-        co.worst_ulps = co.verdict.metrics.max_ulps;
-      }
+      const Outputs<double>& naive = nit->second;
+      jo.naive = naive[k].values;
+      jo.compute = ref::Format::f32;
+      if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
+    }
+    co.verdict = judge(how.policy, exact[k].values, ordered, jo);
+    co.bound = bound_text(how.policy, f, co.verdict, r.recipe);
+    if (!real_format || *real_format == f) {
+      real_format = f;
+      ordered_outputs[k] = ordered;
+      real_outputs[k] = &ordered_outputs[k];
+    }
+    const int64_t w = co.verdict.metrics.max_ulps_index;
+    if (w >= 0) {
+      co.worst_index = w;
+      co.worst_actual = ordered.get(w);
+      co.worst_expected = expected.get(w);
+      co.worst_ulps = co.verdict.metrics.max_ulps;
     }
     r.pass = r.pass && co.verdict.pass;
     r.outputs.push_back(std::move(co));

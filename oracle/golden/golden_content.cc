@@ -72,7 +72,11 @@ nlohmann::json recipes_json(const Case& c, const Op& op) {
                       {"strict", p.strict},
                       {"what", p.what}});
   }
-  return {{"declared", c.recipe.text()}, {"named", named}, {"points", points}, {"ftz", true}};
+  return {{"declared", with_implied_points(c.recipe, c.op, op).text()},
+          {"named", named},
+          {"points", points},
+          {"ftz", true},
+          {"fma", true}};
 }
 
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "oracle/core/guarded_buffer.h"
+#include "oracle/core/topk_groups.h"
 #include "oracle/judge/metrics.h"
 #include "oracle/judge/policy.h"
 #include "reference/formats.h"
@@ -138,17 +139,24 @@ Verdict judge(const Policy& policy, std::span<const mp> exact, const GuardedBuff
 Verdict judge(JudgeReference& reference, const GuardedBuffer& got);
 
 // Top-k expert choice, kTopKSet. For T tokens and N experts:
-//   scores:   T × N exact selection scores (row-major; an expert the reference excluded, e.g.
-//             in a dropped group, should be −inf so that no backend may pick it);
+//   scores:   T × N exact selection scores (row-major; −inf for an expert no backend may pick);
 //   expected: T × K, the reference's selected experts per token (any order);
-//   got:      an i64 or i32 tensor of T × K elements, the backend's selection (any order).
+//   got:      an i64 or i32 tensor of T × K elements, the backend's selection (any order);
+//   groups:   the selection's group limit (none by default).
 // Per token (an "element" of the verdict): unwritten if any index is still poison; kPolicy if
-// an index is out of [0, N) or repeated, or if an expert m of the reference is missing while e
-// was taken instead and s_m − s_e > tie_margin · max_i |s_i| over the token's row (NaN scores
-// never tie). Throws std::invalid_argument on inconsistent sizes or a policy of another kind.
+// an index is out of [0, N) or repeated, or if an expert m the backend could have kept scores
+// above its lowest selected expert e by more than the margin, s_m − s_e > tie_margin · max_i
+// |s_i| over the token's row (NaN scores never tie). With a group limit, the experts it could
+// have kept are those of a set of kept groups that contains every selected expert's group and
+// that a kernel whose group scores err by up to half the group margin could choose (every
+// dropped group at most the margin above every kept one; the margin is tie_margin · max|s_i|,
+// twice that for a top-2 sum), the most favourable such set. Throws std::invalid_argument on
+// inconsistent sizes or a policy of another kind.
 Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
-                   std::span<const int64_t> expected, const ref::Tensor& got);
+                   std::span<const int64_t> expected, const ref::Tensor& got,
+                   const TopkGroups& groups = {});
 Verdict judge_topk(const Policy& policy, std::span<const mp> scores, int64_t n_experts,
-                   std::span<const int64_t> expected, const GuardedBuffer& got);
+                   std::span<const int64_t> expected, const GuardedBuffer& got,
+                   const TopkGroups& groups = {});
 
 }  // namespace lmo::oracle

@@ -81,6 +81,12 @@ const std::vector<NamedRecipe>& named_recipes() {
        "torch.nn.functional.gelu(approximate=\"tanh\"): x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))"},
       {"torch-silu", {"silu", "swiglu_gate"}, {{"form", "literal"}},
        "torch.nn.functional.silu: x/(1 + e^−x), −0 where e^−x overflows (x < −88.7 in f32)"},
+      {"deepseek-v3-gate",
+       {"moe_router"},
+       {{"scores", "storage"}, {"sum", "storage"}, {"normalized", "storage"}},
+       "DeepSeek-V3's reference Gate (inference/model.py) in bf16: sigmoid of the bf16 logits "
+       "in bf16, the top-k weights gathered from those scores, divided by their bf16 sum, times "
+       "route_scale, each step stored in bf16"},
       {"torch-mlp",
        {"ffn", "glu_ffn"},
        {{"hidden", "storage"}, {"act", "storage"}, {"gated", "storage"}},
@@ -101,13 +107,14 @@ const NamedRecipe* find_named_recipe(std::string_view name) {
 std::string named_recipe_names() {
   std::vector<std::string> names;
   for (const NamedRecipe& r : named_recipes()) names.push_back(r.name);
-  return join(names) + " (modifier: +ftz)";
+  return join(names) + " (modifiers: +ftz, +fma)";
 }
 
 std::string Recipe::text() const {
   std::string s = name;
   for (const auto& [p, v] : points) s += "," + p + "=" + v;
   if (ftz) s += "+ftz";
+  if (fma) s += "+fma";
   return s;
 }
 
@@ -115,22 +122,26 @@ Recipe parse_recipe(std::string_view text) {
   Recipe r;
   std::string body = trim(text);
   if (body.empty()) throw RecipeError("expected a recipe, got an empty text");
-  // Modifiers: "+ftz" suffixes, and a bare "ftz" item.
+  // Modifiers: "+ftz" and "+fma" suffixes, or bare "ftz" and "fma" items.
+  auto modifier = [&r](const std::string& m) {
+    if (m == "ftz") r.ftz = true;
+    if (m == "fma") r.fma = true;
+    return m == "ftz" || m == "fma";
+  };
   std::vector<std::string> plus = split(body, '+');
   body = plus[0];
   for (size_t i = 1; i < plus.size(); ++i) {
-    if (plus[i] != "ftz") {
-      throw RecipeError("unknown recipe modifier '+" + plus[i] + "': expected +ftz");
+    if (!modifier(plus[i])) {
+      throw RecipeError("unknown recipe modifier '+" + plus[i] + "': expected +ftz or +fma");
     }
-    r.ftz = true;
   }
   bool first = true;
   for (const std::string& item : split(body, ',')) {
     if (item.empty()) throw RecipeError("empty item in recipe '" + std::string(text) + "'");
     const size_t eq = item.find('=');
     if (eq == std::string::npos) {
-      if (item == "ftz") {
-        r.ftz = true;
+      if (modifier(item)) {
+        // a bare modifier
       } else if (first && find_named_recipe(item)) {
         r.name = item;
       } else {
@@ -152,7 +163,7 @@ Recipe parse_recipe(std::string_view text) {
 
 BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
                          const std::vector<RoundingPoint>& points, ref::Format storage)
-    : storage_(storage), ftz_(r.ftz) {
+    : storage_(storage), ftz_(r.ftz), fma_(r.fma) {
   const NamedRecipe* named = find_named_recipe(r.name);
   if (!named) throw RecipeError("unknown recipe '" + r.name + "': expected " + named_recipe_names());
   if (!named->ops.empty()) {
@@ -175,7 +186,7 @@ BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
     }
     if (!rp) {
       throw RecipeError("op " + std::string(op) + " has no rounding point '" + point + "'" +
-                        (names.empty() ? ": it has none (only strict and +ftz apply)"
+                        (names.empty() ? ": it has none (only strict, +ftz and +fma apply)"
                                        : ": expected one of " + join(names)));
     }
     if (rp->choices.empty()) {
@@ -208,7 +219,7 @@ BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
       points_strict_ = points_strict_ && value(p.name) == p.strict;
     }
   }
-  strict_ = points_strict_ && !ftz_;
+  strict_ = points_strict_ && !ftz_ && !fma_;
 }
 
 std::string BoundRecipe::key() const {
@@ -223,7 +234,7 @@ std::string BoundRecipe::key() const {
     }
     k += p + "=" + shown + ";";
   }
-  return k + (ftz_ ? "ftz" : "");
+  return k + (ftz_ ? "ftz;" : "") + (fma_ ? "fma;" : "");
 }
 
 const std::string& BoundRecipe::value(std::string_view point) const {

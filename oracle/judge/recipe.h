@@ -9,8 +9,9 @@
 // Text forms (`--recipe`, a case's "recipe" field, lmoracle.check(recipe=…)):
 //   NAME                        a named recipe (named_recipes())
 //   NAME+ftz                    with flush-to-zero
+//   NAME+fma                    with FMA contraction (reference/contraction.h)
 //   point=value,point=value     a custom recipe over strict, e.g. probs=bf16,acc=f32
-//   NAME,point=value[,ftz]      a named recipe with points overridden
+//   NAME,point=value[,ftz][,fma] a named recipe with points overridden
 // A format point's value is a format name or `storage` (the format the kernel stores its
 // outputs in); a choice point's value is one of its choices.
 #pragma once
@@ -46,6 +47,7 @@ struct Recipe {
   std::string name = "strict";  // the named recipe it starts from
   std::map<std::string, std::string> points;  // overrides of the named recipe's points
   bool ftz = false;
+  bool fma = false;  // products fused into the sums they feed (reference/contraction.h)
 
   // Canonical text: parse_recipe(r.text()) == r.
   std::string text() const;
@@ -59,7 +61,8 @@ struct NamedRecipe {
   std::string source;  // the implementation it describes, for the README's table
 };
 
-// strict, flash-attention, hf-llama-rmsnorm, hf-rope, torch-gelu, torch-gelu-tanh, torch-silu.
+// strict, flash-attention, flash-mla, hf-llama-rmsnorm, vllm-fused-add-rmsnorm, hf-rope,
+// torch-gelu, torch-gelu-tanh, torch-silu, deepseek-v3-gate, torch-mlp.
 const std::vector<NamedRecipe>& named_recipes();
 const NamedRecipe* find_named_recipe(std::string_view name);
 std::string named_recipe_names();
@@ -82,10 +85,11 @@ class BoundRecipe {
   // A choice point's value.
   const std::string& choice(std::string_view point) const;
   bool ftz() const { return ftz_; }
+  bool fma() const { return fma_; }
   ref::Format storage() const { return storage_; }
-  // No point differs from strict and no ftz: the naive run as it always was.
+  // No point differs from strict, no ftz, no fma: the naive run as it always was.
   bool is_strict() const { return strict_; }
-  // Every point at its strict value (ftz may be on).
+  // Every point at its strict value (ftz and fma may be on).
   bool points_strict() const { return points_strict_; }
   // Whether the op has this rounding point.
   bool has_point(std::string_view point) const { return values_.count(point) > 0; }
@@ -98,6 +102,7 @@ class BoundRecipe {
   std::map<std::string, std::string, std::less<>> values_;
   ref::Format storage_ = ref::Format::f32;
   bool ftz_ = false;
+  bool fma_ = false;
   bool strict_ = true;
   bool points_strict_ = true;
   std::vector<std::string> format_points_;

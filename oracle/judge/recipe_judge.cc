@@ -17,6 +17,15 @@ RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d,
   // draws than the recipe run's; on a small output the run's largest error can fall short of
   // the kernel's, the a priori bound never does.
   if (j.uses_naive && r.has_point("probs") && r.format("probs")) j.policy.error_scale = 1;
+  // A top-k selection from scores held in format f (moe_router's `scores` point): each score
+  // is off by at most u_f = 2^−p of itself (normal values), so two experts within 2·u_f of the
+  // row's largest |score| can swap places; the strict margin already allows bf16's 2^−7.
+  if (d.topk && r.has_point("scores")) {
+    if (const std::optional<ref::Format> f = r.format("scores")) {
+      const double two_u = std::ldexp(2.0, -ref::spec(*f).precision());
+      j.policy.tie_margin = std::max(j.policy.tie_margin, two_u);
+    }
+  }
   if (d.topk || r.points_strict() || strict_policy.kind != PolicyKind::kUlp) return j;
   // An elementwise op in another form than its stable one: rule (2) on R's run, per element,
   // with the error scale R's form supplies (recipe_judge.h). The FlashAttention constants: twice
@@ -107,6 +116,9 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
   if (variants) {
     Recipe toggled = declared;
     toggled.ftz = !toggled.ftz;
+    add(toggled, toggled.text());
+    toggled = declared;
+    toggled.fma = !toggled.fma;
     add(toggled, toggled.text());
   }
 

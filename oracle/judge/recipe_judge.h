@@ -36,9 +36,9 @@ struct RecipeMatch {
 // Ranks candidate recipes for the real outputs `got` (one per OutputDecl; null for top-k
 // outputs or ones not given) of op on `in` (in the outputs' storage format), best first: the
 // named recipes of the op and, with variants, `declared` with each of its points set to each
-// other value and its ftz toggled (one simulated run each: `check` explores them, `verify`'s
-// failure rows rank the named ones only). Ties in `equal` go to the higher correlation, then
-// to the earlier candidate.
+// other value and its ftz and its fma toggled (one simulated run each: `check` explores them,
+// `verify`'s failure rows rank the named ones only). Ties in `equal` go to the higher
+// correlation, then to the earlier candidate.
 std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, const InputSet& in,
                                   const Outputs<ref::mp>& exact,
                                   const std::vector<const ref::Tensor*>& got,

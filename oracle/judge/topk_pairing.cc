@@ -1,10 +1,30 @@
 #include "oracle/judge/topk_pairing.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace lmo::oracle {
+
+std::optional<std::vector<int64_t>> differing_selection(const ref::Tensor& indices,
+                                                        std::span<const int64_t> expected) {
+  if (indices.shape().size() != 2 || static_cast<int64_t>(expected.size()) != indices.numel()) {
+    throw std::invalid_argument("differing_selection: the selection must have the [tokens, k] "
+                                "shape of the expected one");
+  }
+  const int64_t tokens = indices.shape()[0], k = indices.shape()[1];
+  std::vector<int64_t> sorted(static_cast<size_t>(indices.numel()));
+  bool differs = false;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const auto row = sorted.begin() + static_cast<std::ptrdiff_t>(t * k);
+    for (int64_t j = 0; j < k; ++j) row[j] = static_cast<int64_t>(indices.get(t * k + j));
+    std::sort(row, row + k);
+    differs = differs || !std::equal(row, row + k, expected.begin() + t * k);
+  }
+  if (!differs) return std::nullopt;
+  return sorted;
+}
 
 ref::Tensor values_in_expected_order(const ref::Tensor& values, const ref::Tensor& indices,
                                      std::span<const int64_t> expected) {

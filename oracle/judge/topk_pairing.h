@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "reference/tensor.h"
 
@@ -18,6 +20,12 @@ namespace lmo::oracle {
 // selection, ascending per row. Returns the values reordered row by row to the expected order; a
 // row whose indices are not a permutation of its expected row is returned as it is (its
 // selection fails on its own, and its values are then judged in the kernel's order).
+// The kernel's selection `indices` [tokens, k] with each row sorted ascending, when some row
+// differs from `expected` [tokens · k] (ascending rows) as a set; nullopt when every row holds
+// the same experts. For a selection judge_topk passed (k distinct experts per row).
+std::optional<std::vector<int64_t>> differing_selection(const ref::Tensor& indices,
+                                                        std::span<const int64_t> expected);
+
 ref::Tensor values_in_expected_order(const ref::Tensor& values, const ref::Tensor& indices,
                                      std::span<const int64_t> expected);
 

@@ -165,10 +165,17 @@ std::vector<RoundingPoint> ElementwiseOp::rounding_points() const {
            "printed formula (1 + erf, 1 + tanh, 1/(1 + e^−x))"}};
 }
 
+std::map<std::string, std::string> ElementwiseOp::implied_points() const {
+  if (!has_form(p_) || !p_.literal) return {};
+  return {{"form", "literal"}};
+}
+
 template <class T>
 Outputs<T> ElementwiseOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
-  if (!has_form(p_)) return compute<T>(in);  // no points: only +ftz applies
-  const bool literal = p_.literal || recipe.choice("form") == "literal";
+  if (!has_form(p_)) return compute<T>(in);  // no points: only +ftz and +fma apply
+  // The recipe's form alone: bound through bind_recipe it is literal when the case is, and the
+  // diagnosis's candidates simulate the form they name.
+  const bool literal = recipe.choice("form") == "literal";
   const bool gate = p_.kind == ElementwiseKind::kGluGate;
   const std::vector<T> x = in.values<T>(gate ? "a" : "x");
   Outputs<T> out(1);

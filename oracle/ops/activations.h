@@ -42,6 +42,8 @@ class ElementwiseOp : public GenericOp<ElementwiseOp> {
   Outputs<T> compute(const InputSet& in) const;
   // gelu, gelu_tanh, silu: form (stable | literal).
   std::vector<RoundingPoint> rounding_points() const override;
+  // literal: true fixes form=literal, so the case is judged as the literal form it runs.
+  std::map<std::string, std::string> implied_points() const override;
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 

@@ -1,7 +1,6 @@
 #include "oracle/ops/moe.h"
 
-#include <algorithm>
-#include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "oracle/ops/families.h"
@@ -20,12 +19,55 @@ std::vector<OutputDecl> MoeRouterOp::outputs() const {
   OutputDecl experts("experts", {p_.tokens, p_.top_k});
   experts.topk = true;
   experts.topk_experts = p_.experts;
+  experts.topk_groups = {p_.n_group, p_.topk_group, p_.group_score == ref::GroupScore::kTopTwoSum};
   return {{"gates", {p_.tokens, p_.top_k}}, experts};
 }
 
 template <class T>
 Outputs<T> MoeRouterOp::compute(const InputSet& in) const {
-  const std::vector<ref::Routing<T>> routings = route_case<T>(p_, in);
+  const ref::RouterConfig<T> cfg = p_.config<T>();
+  return outputs_of<T>(route_case<T>(p_, in, &cfg), cfg);
+}
+
+std::unique_ptr<Op> MoeRouterOp::with_selection(std::vector<int64_t> experts) const {
+  if (loss_) return nullptr;
+  if (static_cast<int64_t>(experts.size()) != p_.tokens * p_.top_k) {
+    throw std::invalid_argument("moe_router: a selection of " + std::to_string(experts.size()) +
+                                " experts for " + std::to_string(p_.tokens) + " tokens of top_k " +
+                                std::to_string(p_.top_k));
+  }
+  return std::make_unique<MoeRouterOp>(p_, false, std::move(experts));
+}
+
+std::vector<RoundingPoint> MoeRouterOp::rounding_points() const {
+  if (loss_) return {};
+  return {{"scores", {}, "f32", "each affinity s_i (sigmoid or softmax of the logit) as held"},
+          {"sum", {}, "f32", "the gate denominator Σ_selected s_j"},
+          {"normalized", {}, "f32", "s_i / Σ before the routed scale"}};
+}
+
+template <class T>
+Outputs<T> MoeRouterOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  ref::RouterConfig<T> cfg = p_.config<T>();
+  if (!loss_) {
+    cfg.round_scores = point_rounding<T>(recipe, "scores");
+    cfg.round_sum = point_rounding<T>(recipe, "sum");
+    cfg.round_normalized = point_rounding<T>(recipe, "normalized");
+  }
+  return outputs_of<T>(route_case<T>(p_, in, &cfg), cfg);
+}
+
+template <class T>
+Outputs<T> MoeRouterOp::outputs_of(std::vector<ref::Routing<T>> routings,
+                                   const ref::RouterConfig<T>& cfg) const {
+  if (!selection_.empty()) {
+    // The gates of the fixed selection (with_selection); the selection scores stay the op's.
+    for (size_t t = 0; t < routings.size(); ++t) {
+      const auto first = selection_.begin() + static_cast<std::ptrdiff_t>(t) * p_.top_k;
+      routings[t].experts.assign(first, first + p_.top_k);
+      ref::set_gates<T>(routings[t], cfg);
+    }
+  }
   if (loss_) {
     const ref::BalanceLoss<T> l =
         ref::load_balance_loss<T>(routings, ref::from_mp<T>(ref::mp(p_.alpha)));
@@ -35,20 +77,32 @@ Outputs<T> MoeRouterOp::compute(const InputSet& in) const {
     return out;
   }
   Outputs<T> out(2);
-  const int64_t group_size = p_.experts / p_.n_group;
   for (const ref::Routing<T>& r : routings) {
     out[0].values.insert(out[0].values.end(), r.gates.begin(), r.gates.end());
     out[1].indices.insert(out[1].indices.end(), r.experts.begin(), r.experts.end());
-    // The selection scores the judge compares, −∞ outside the kept groups.
-    for (int64_t i = 0; i < p_.experts; ++i) {
-      const bool kept =
-          p_.n_group == 1 || std::binary_search(r.groups.begin(), r.groups.end(), i / group_size);
-      out[1].values.push_back(kept ? r.selection_scores[static_cast<size_t>(i)]
-                                   : T(-std::numeric_limits<T>::infinity()));
-    }
+    // The selection scores the judge compares; it derives the group scores from them
+    // (OutputDecl::topk_groups).
+    out[1].values.insert(out[1].values.end(), r.selection_scores.begin(),
+                         r.selection_scores.end());
   }
   return out;
 }
+
+// Explicit instantiations: code that builds a MoeRouterOp and calls exact or simulated on it
+// instantiates GenericOp's members in its own translation unit, and the compute functions,
+// small enough to be inlined here, would otherwise have no definition to link to.
+#define LMO_MOE_COMPUTE(T)                                                     \
+  template Outputs<T> MoeRouterOp::compute<T>(const InputSet&) const;          \
+  template Outputs<T> MoeRouterOp::compute<T>(const InputSet&, const BoundRecipe&) const;
+LMO_MOE_COMPUTE(ref::mp)
+LMO_MOE_COMPUTE(double)
+LMO_MOE_COMPUTE(ref::Sim<ref::Format::f32>)
+LMO_MOE_COMPUTE(ref::tf32)
+LMO_MOE_COMPUTE(ref::bfloat16)
+LMO_MOE_COMPUTE(ref::float16)
+LMO_MOE_COMPUTE(ref::fp8_e4m3)
+LMO_MOE_COMPUTE(ref::fp8_e5m2)
+#undef LMO_MOE_COMPUTE
 
 namespace {
 

@@ -130,7 +130,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
   if (times && !is_ref) times->backends += since(t0);
   const auto t1 = Clock::now();
   // The case's recipe (recipe.h): strict unless the case or --recipe names another.
-  const BoundRecipe bound(c.recipe, c.op, op.rounding_points(), storage);
+  const BoundRecipe bound = bind_recipe(c.recipe, c.op, op, storage);
   std::optional<Outputs<double>> recipe_run;
   for (size_t k = 0; k < decls.size(); ++k) {
     const OutputDecl& d = decls[k];
@@ -138,7 +138,8 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
     const Policy& policy = how.policy;
     Verdict v;
     if (d.topk) {
-      v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k]);
+      v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k],
+                     d.topk_groups);
     } else {
       JudgeOptions jo;
       jo.group = how.group;

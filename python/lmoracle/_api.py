@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _arrays, _core, _progress
 
-# Rounding recipes (docs/recipes.md): the named ones. check() also takes "NAME+ftz", custom
+# Rounding recipes (docs/recipes.md): the named ones. check() also takes "NAME+ftz", "NAME+fma", custom
 # "point=value,…" and "NAME,point=value" texts.
 RECIPES = tuple(r[0] for r in _core.recipes())
 
@@ -69,7 +69,7 @@ def ops():
 def rounding_points(op, **params):
     """The op's rounding points (docs/recipes.md) with these parameters: dicts {"name", "values"
     ("format", or the list of choices), "strict" (its value under strict), "what"}. Empty for an
-    op that only takes strict and +ftz."""
+    op that only takes strict, +ftz and +fma."""
     return _io(_resolve(op, params, None, "lmoracle.rounding_points"))["rounding_points"]
 
 

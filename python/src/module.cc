@@ -143,7 +143,7 @@ std::pair<std::string, std::string> check(const std::string& case_text, const nb
     opt.recipe = lmo::oracle::parse_recipe(recipe);
     const auto op = lmo::oracle::make_op(c);
     for (lmo::ref::Format f : lmo::ref::kAllFormats) {
-      (void)lmo::oracle::BoundRecipe(*opt.recipe, c.op, op->rounding_points(), f);
+      (void)lmo::oracle::bind_recipe(*opt.recipe, c.op, *op, f);
     }
   } catch (const lmo::oracle::RecipeError& e) {
     throw std::invalid_argument(std::string("lmoracle.check: recipe: ") + e.what());

@@ -34,6 +34,7 @@ STRICT_POINTS = {
     "gelu_tanh": {"form": "stable"},
     "silu": {"form": "stable"},
     "glu_ffn": {"hidden": "f32", "act": "f32", "gated": "f32"},
+    "moe_router": {"scores": "f32", "sum": "f32", "normalized": "f32"},
 }
 NAMED = {name: points for name, _ops, points, _source in lmoracle._core.recipes()}
 
@@ -414,6 +415,58 @@ def test_silu_control_in_f64_passes_strict():
     x = silu_inputs()
     y = (x.double() * torch.sigmoid(x.double())).float()
     assert lmoracle.check("silu", {"x": x}, {"y": y}, n=N).passed
+
+
+# --- MoE router ----------------------------------------------------------------------------
+# DeepSeek-V3's reference Gate.forward (inference/model.py) on bf16 logits, its correction bias
+# held in f32 as the checkpoint stores it: sigmoid in bf16, the group-limited top-k on s + c in
+# f32, the weights gathered from the bf16 scores, divided by their bf16 sum, times route_scale.
+
+GATE = dict(tokens=64, experts=64, top_k=8, score="sigmoid", groups=8, topk_groups=4,
+            group_score="top2_sum", bias=True, routed_scale=2.5, logit_std=2.0)
+
+
+def deepseek_gate(z, bias, n_groups, topk_groups, topk, route_scale):
+    scores = z.sigmoid()
+    original_scores = scores
+    scores = scores + bias
+    scores = scores.view(z.size(0), n_groups, -1)
+    group_scores = scores.topk(2, dim=-1)[0].sum(dim=-1)
+    indices = group_scores.topk(topk_groups, dim=-1)[1]
+    mask = scores.new_ones(z.size(0), n_groups, dtype=bool).scatter_(1, indices, False)
+    scores = scores.masked_fill_(mask.unsqueeze(-1), float("-inf")).flatten(1)
+    indices = torch.topk(scores, topk, dim=-1)[1]
+    weights = original_scores.gather(1, indices)
+    weights /= weights.sum(dim=-1, keepdim=True)
+    weights *= route_scale
+    return weights.type_as(z), indices
+
+
+def gate_inputs():
+    gen = torch.Generator().manual_seed(41)
+    return {"logits": (2 * torch.randn(64, 64, generator=gen)).to(BF16),
+            "bias": (0.05 * torch.randn(64, generator=gen)).to(BF16)}
+
+
+def test_deepseek_gate_passes_its_recipe_fails_strict():
+    x = gate_inputs()
+    w, idx = deepseek_gate(x["logits"], x["bias"].float(), 8, 4, 8, 2.5)
+    assert w.dtype == BF16 and idx.dtype == torch.int64
+    out = {"gates": w, "experts": idx}  # in score order, as DeepSeek returns them
+    strict = lmoracle.check("moe_router", x, out, **GATE)
+    assert not strict.passed, strict.report
+    assert strict.outputs["experts"].failed == 0, strict.report
+    assert_diagnosis_names(strict, "deepseek-v3-gate", "moe_router", "bf16")
+    under = lmoracle.check("moe_router", x, out, recipe="deepseek-v3-gate", **GATE)
+    assert under.passed, under.report
+
+
+def test_deepseek_gate_control_in_f32_passes_strict():
+    x = gate_inputs()
+    w, idx = deepseek_gate(x["logits"].float(), x["bias"].float(), 8, 4, 8, 2.5)
+    out = {"gates": w.to(BF16), "experts": idx}  # one rounding, at the store
+    v = lmoracle.check("moe_router", x, out, **GATE)
+    assert v.passed, v.report
 
 
 # --- bad recipe texts ----------------------------------------------------------------------

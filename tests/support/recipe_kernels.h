@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -265,6 +266,69 @@ inline std::vector<float> torch_mlp(const std::vector<float>& x, const std::vect
   std::vector<float> y = blocked_gemm(h, w2, t, f, d, kn.block);
   for (float& e : y) e = round_to(kn.out, e);
   return y;
+}
+
+// DeepSeek-V3's reference Gate (inference/model.py) for sigmoid routing, on logits z [t, n] and
+// a bias c [n] (empty: none), with n_group groups of which `kept` stay (group score: the sum of
+// the top two s + c): s = sigmoid(z) held in `scores`, selection on s + c in f32, the top-k by
+// a stable sort on descending s + c (torch.topk's order), the weights gathered from s, divided
+// by their f32 sum held in `sum` (each quotient held in `normalized`), times route_scale. Writes
+// weights and indices [t, k] in that score order. weights_from_biased: the bug of gathering
+// the weights from s + c instead of s.
+struct GateKnobs {
+  std::optional<ref::Format> scores, sum, normalized;
+  bool weights_from_biased = false;
+};
+
+inline void deepseek_gate(const std::vector<float>& z, const std::vector<float>& c, int64_t t,
+                          int64_t n, int64_t k, int64_t n_group, int64_t kept, float route_scale,
+                          const GateKnobs& kn, std::vector<float>& weights,
+                          std::vector<int64_t>& indices) {
+  const int64_t size = n / n_group;
+  weights.assign(static_cast<size_t>(t * k), 0.0f);
+  indices.assign(static_cast<size_t>(t * k), 0);
+  for (int64_t r = 0; r < t; ++r) {
+    std::vector<float> s(static_cast<size_t>(n)), sel(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      s[size_t(i)] = round_to(kn.scores, 1.0f / (1.0f + std::exp(-z[size_t(r * n + i)])));
+      sel[size_t(i)] = s[size_t(i)] + (c.empty() ? 0.0f : c[size_t(i)]);
+    }
+    auto by_score = [](const std::vector<float>& v) {
+      return [&v](int64_t a, int64_t b) { return v[size_t(a)] > v[size_t(b)]; };
+    };
+    if (n_group > 1) {
+      std::vector<float> gs(static_cast<size_t>(n_group));
+      for (int64_t g = 0; g < n_group; ++g) {
+        std::vector<float> m(sel.begin() + g * size, sel.begin() + (g + 1) * size);
+        std::sort(m.begin(), m.end(), std::greater<float>());
+        gs[size_t(g)] = m[0] + m[1];
+      }
+      std::vector<int64_t> order(static_cast<size_t>(n_group));
+      for (int64_t g = 0; g < n_group; ++g) order[size_t(g)] = g;
+      std::stable_sort(order.begin(), order.end(), by_score(gs));
+      for (int64_t j = kept; j < n_group; ++j) {
+        const int64_t g = order[size_t(j)];
+        for (int64_t i = g * size; i < (g + 1) * size; ++i) {
+          sel[size_t(i)] = -std::numeric_limits<float>::infinity();
+        }
+      }
+    }
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[size_t(i)] = i;
+    std::stable_sort(order.begin(), order.end(), by_score(sel));
+    float total = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t e = order[size_t(j)];
+      indices[size_t(r * k + j)] = e;
+      weights[size_t(r * k + j)] = kn.weights_from_biased ? sel[size_t(e)] : s[size_t(e)];
+      total += weights[size_t(r * k + j)];
+    }
+    total = round_to(kn.sum, total);
+    for (int64_t j = 0; j < k; ++j) {
+      float& w = weights[size_t(r * k + j)];
+      w = round_to(kn.normalized, w / total) * route_scale;
+    }
+  }
 }
 
 }  // namespace lmo::testing
