@@ -1,4 +1,4 @@
-// No false alarms on attention, KV-cache decode, MLA and MoE routing: correct kernels — the exact
+// No false alarms on attention, KV-cache decode, MLA, MoE routing and the MoE layer: correct kernels — the exact
 // values rounded once (`ref`), the reference formula computed in f64 and in f32 with every
 // operation rounded once (`ref-f64`, `ref-f32`), outputs stored in f32, bf16 or f16 — are never
 // flagged over 1000 random small cases per family (random op, shapes, masks, caps, routing rules,
@@ -107,11 +107,31 @@ json router_case(Draw& d) {
   return {{"op", op}, {"params", p}};
 }
 
+// The whole MoE layer on top of the router's draws: small widths, 0–2 shared experts, with and
+// without the residual.
+json moe_layer_case(Draw& d) {
+  json c = router_case(d);
+  if (c["op"] == "load_balance_loss") c["params"].erase("alpha");
+  c["op"] = "moe_layer";
+  json& p = c["params"];
+  p.erase("logit_std");
+  p["tokens"] = d.between(1, 4);
+  p["d"] = d.between(1, 16);
+  p["d_ff"] = d.between(1, 16);
+  p["shared"] = d.between(0, 2);
+  p["activation"] = d.pick<std::string>({"silu", "gelu", "relu"});
+  p["residual"] = d.between(0, 1) == 1;
+  return c;
+}
+
 TEST(NoFalseAlarms, AttentionDecodeAndMla) {
   lmo::testing::sweep("attention", kCases, attention_case, kCorrect, 2 * kCases);
 }
 TEST(NoFalseAlarms, MoeRouterAndBalanceLoss) {
   lmo::testing::sweep("router", kCases, router_case, kCorrect, 2 * kCases);
+}
+TEST(NoFalseAlarms, MoeLayer) {
+  lmo::testing::sweep("moe_layer", kCases / 4, moe_layer_case, kCorrect, kCases / 2);
 }
 
 }  // namespace

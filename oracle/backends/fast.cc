@@ -87,6 +87,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"moe_router", fast_adapters::run_moe_router},
       {"load_balance_loss", fast_adapters::run_load_balance_loss},
       {"aux_free_update", fast_adapters::run_aux_free_update},
+      {"moe_layer", fast_adapters::run_moe_layer},
       {"ffn", fast_adapters::run_ffn},
       {"glu_ffn", fast_adapters::run_ffn},
       {"decoder_block", fast_adapters::run_decoder_block},

@@ -37,6 +37,10 @@ void run_load_balance_loss(const Op& op, fast::Storage s, const InputSet& in,
                            std::vector<GuardedBuffer>& out);
 void run_aux_free_update(const Op& op, fast::Storage s, const InputSet& in,
                          std::vector<GuardedBuffer>& out);
+// The whole MoE layer (backend_fast_moe.cc): the router GEMM, fast::moe_router, one
+// fast::glu_ffn call per expert over its tokens, the combine in f32.
+void run_moe_layer(const Op& op, fast::Storage s, const InputSet& in,
+                   std::vector<GuardedBuffer>& out);
 
 // Feed-forward (backend_fast_ffn.cc): ffn and glu_ffn, and the decoder block built on them.
 void run_ffn(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out);

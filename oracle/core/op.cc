@@ -47,6 +47,7 @@ const std::vector<OpInfo>& op_registry() {
     add_ffn_ops(v);
     add_block_ops(v);
     add_moe_balance_ops(v);
+    add_moe_layer_ops(v);
     return v;
   }();
   return ops;

@@ -109,6 +109,8 @@ constexpr PolicyEntry kTable[] = {
     {"moe_router", "experts", topk_policy(1.0 / 128),
      "scores (a logit dot product) may be stored in bf16 (2^-9): 2^-7 of the row scale is a tie"},
     {"load_balance_loss", "", naive_policy(), "α·N·Σ f_i·P_i: reductions over tokens and experts"},
+    {"moe_layer", "", naive_policy(),
+     "router GEMM, routing, GLU expert GEMMs and the gate-weighted sum: a composition"},
     {"aux_free_update", "", ulp_policy(0, 0, kMargin, 1),
      "c ± γ: one sum, rounded once; the f32 constant γ is off by u, times κ = |γ|/|c ± γ|"},
 

@@ -108,8 +108,6 @@ Outputs<T> FfnOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
   return out;
 }
 
-namespace {
-
 ref::Activation read_activation(ParamReader& r) {
   // No default: F04's and F05's choice is the point of a case (ReLU for F03 is written out too).
   const std::string a = r.choice("activation", {"relu", "gelu", "gelu_tanh", "silu"});
@@ -118,6 +116,8 @@ ref::Activation read_activation(ParamReader& r) {
   if (a == "silu") return ref::Activation::kSiLU;
   return ref::Activation::kReLU;
 }
+
+namespace {
 
 std::unique_ptr<Op> make_ffn(ParamReader& r, bool gated) {
   FfnParams p;

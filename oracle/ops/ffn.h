@@ -22,6 +22,9 @@ struct FfnParams {
   int64_t d_ff = 0;
 };
 
+// A case's "activation": relu, gelu, gelu_tanh or silu (required: the choice is the point).
+ref::Activation read_activation(ParamReader& r);
+
 class FfnOp : public GenericOp<FfnOp> {
  public:
   explicit FfnOp(FfnParams p) : p_(p) {}

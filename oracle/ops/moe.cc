@@ -104,9 +104,7 @@ LMO_MOE_COMPUTE(ref::fp8_e4m3)
 LMO_MOE_COMPUTE(ref::fp8_e5m2)
 #undef LMO_MOE_COMPUTE
 
-namespace {
-
-RouterParams read_router(ParamReader& r) {
+RouterParams read_router_params(ParamReader& r, bool generated_logits) {
   RouterParams p;
   p.tokens = r.integer("tokens", 1, kMaxRows);
   p.experts = r.integer("experts", 1, kMaxWidth);
@@ -136,23 +134,23 @@ RouterParams read_router(ParamReader& r) {
   p.routed_scale = r.real("routed_scale", 1e-3, 1e3, 1.0);
   p.bias = r.flag("bias", false);
   if (p.bias) p.bias_std = r.real("bias_std", 1e-6, 10, 0.05);
-  p.logit_std = r.real("logit_std", 1e-3, 1e3, 1.0);
+  if (generated_logits) p.logit_std = r.real("logit_std", 1e-3, 1e3, 1.0);
   return p;
 }
-
-}  // namespace
 
 void add_moe_ops(std::vector<OpInfo>& ops) {
   ops.push_back(
       {"moe_router", "F20",
        "sigmoid|softmax affinities, selection bias, group-limited top-k, gates over the "
        "selected experts × routed scale",
-       [](ParamReader& r) { return std::make_unique<MoeRouterOp>(read_router(r), false); }});
+       [](ParamReader& r) {
+         return std::make_unique<MoeRouterOp>(read_router_params(r), false);
+       }});
   ops.push_back({"load_balance_loss", "F21",
                  "α Σ f_i P_i over the routings of a sequence (P from affinities normalized over "
                  "all experts)",
                  [](ParamReader& r) {
-                   RouterParams p = read_router(r);
+                   RouterParams p = read_router_params(r);
                    p.alpha = r.real("alpha", 0, 1e3);
                    return std::make_unique<MoeRouterOp>(p, true);
                  }});

@@ -50,6 +50,11 @@ struct RouterParams {
   }
 };
 
+// The routing parameters of a case (tokens, experts, top_k, score, groups, topk_groups,
+// group_score, normalize, routed_scale, bias, bias_std, and logit_std where the logits are a
+// generated input): moe_router's, and the router of moe_layer (logits x·W_r).
+RouterParams read_router_params(ParamReader& r, bool generated_logits = true);
+
 // The routings of every token of the case (the bias when the case has one), by cfg (default:
 // the case's own configuration).
 template <class T>
