@@ -25,6 +25,7 @@
 #include "oracle/ops/attention.h"
 #include "oracle/ops/mla.h"
 #include "oracle/ops/paged_attention.h"
+#include "oracle/ops/paged_mla.h"
 
 namespace lmo::oracle::op_adapters {
 
@@ -126,17 +127,14 @@ void run_paged_decode(const Op& op, typename K::Storage s, const InputSet& in,
   }
 }
 
-// mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.
-template <class K>
-void run_mla_decode(const Op& op, typename K::Storage s, const InputSet& in,
-                    std::vector<GuardedBuffer>& out) {
-  const MlaDecodeParams& p = op_as<MlaDecodeOp>(op).params();
+// The kernels' MLA arguments for a cache of cache_len latents (YaRN's constants as decimals).
+inline fast::MlaDecodeArgs mla_decode_args(const MlaDecodeParams& p, int64_t cache_len) {
   fast::MlaDecodeArgs a;
   a.heads = p.heads;
   a.head_dim = p.head_dim;
   a.rope_dim = p.rope_dim;
   a.latent_dim = p.latent_dim;
-  a.cache_len = p.cache_len;
+  a.cache_len = cache_len;
   a.rope.base = p.rope_base;
   a.half_split = p.layout == ref::RopeLayout::kHalfSplit;
   if (p.yarn) {
@@ -150,8 +148,52 @@ void run_mla_decode(const Op& op, typename K::Storage s, const InputSet& in,
       a.scale = static_cast<float>(m * m / std::sqrt(static_cast<double>(p.head_dim + p.rope_dim)));
     }
   }
+  return a;
+}
+
+// mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.
+template <class K>
+void run_mla_decode(const Op& op, typename K::Storage s, const InputSet& in,
+                    std::vector<GuardedBuffer>& out) {
+  const MlaDecodeParams& p = op_as<MlaDecodeOp>(op).params();
   K::mla_decode(s, input_ptr(in, "q_c"), input_ptr(in, "q_r"), input_ptr(in, "c_kv"),
-                input_ptr(in, "k_r"), input_ptr(in, "w_uk"), out[0].data(), a);
+                input_ptr(in, "k_r"), input_ptr(in, "w_uk"), out[0].data(),
+                mla_decode_args(p, p.cache_len));
+}
+
+// paged_mla_decode: each sequence's latents and rotary keys gathered from kv_pages through the
+// page table (host copies of the storage bytes), then the dense mla_decode kernel per sequence.
+template <class K>
+void run_paged_mla_decode(const Op& op, typename K::Storage s, const InputSet& in,
+                          std::vector<GuardedBuffer>& out) {
+  const PagedMlaParams& p = op_as<PagedMlaDecodeOp>(op).params();
+  const MlaDecodeParams& m = p.mla;
+  const size_t bytes = kernels::storage_bytes(s);
+  const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
+  const auto* pool = static_cast<const char*>(input_ptr(in, "kv_pages"));
+  const auto* q_c = static_cast<const char*>(input_ptr(in, "q_c"));
+  const auto* q_r = static_cast<const char*>(input_ptr(in, "q_r"));
+  auto* o = static_cast<char*>(out[0].data());
+  const int64_t qc = m.heads * m.head_dim, qr = m.heads * m.rope_dim, oc = m.heads * m.latent_dim;
+  const size_t latent = static_cast<size_t>(m.latent_dim) * bytes;
+  const size_t rope = static_cast<size_t>(m.rope_dim) * bytes;
+  std::vector<char> c_kv, k_r;
+  for (int64_t b = 0; b < p.batch(); ++b) {
+    const int64_t len = p.checked_length(lens, b);
+    c_kv.assign(static_cast<size_t>(len) * latent, 0);
+    k_r.assign(static_cast<size_t>(len) * rope, 0);
+    for (int64_t t = 0; t < len; ++t) {
+      const char* at =
+          pool +
+          static_cast<size_t>(p.offset(p.checked_page(table, b, t), t % p.page_size)) * bytes;
+      std::copy_n(at, latent, c_kv.data() + static_cast<size_t>(t) * latent);
+      std::copy_n(at + latent, rope, k_r.data() + static_cast<size_t>(t) * rope);
+    }
+    K::mla_decode(s, q_c + static_cast<size_t>(b * qc) * bytes,
+                  q_r + static_cast<size_t>(b * qr) * bytes, c_kv.data(), k_r.data(),
+                  input_ptr(in, "w_uk"), o + static_cast<size_t>(b * oc) * bytes,
+                  mla_decode_args(m, len));
+  }
 }
 
 }  // namespace lmo::oracle::op_adapters

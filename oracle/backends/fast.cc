@@ -78,6 +78,7 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"attention_decode", run_fast_attention},
       {"paged_attention_decode", run_fast_paged_decode},
       {"mla_decode", run_fast_mla_decode},
+      {"paged_mla_decode", run_fast_paged_mla_decode},
       {"rope", run_fast_rope},
       {"rope_table", run_fast_rope},
       {"sinusoidal_pe", run_fast_sinusoidal_pe},

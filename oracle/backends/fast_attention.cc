@@ -35,4 +35,9 @@ void run_fast_mla_decode(const Op& op, fast::Storage s, const InputSet& in,
   op_adapters::run_mla_decode<FastAttention>(op, s, in, out);
 }
 
+void run_fast_paged_mla_decode(const Op& op, fast::Storage s, const InputSet& in,
+                               std::vector<GuardedBuffer>& out) {
+  op_adapters::run_paged_mla_decode<FastAttention>(op, s, in, out);
+}
+
 }  // namespace lmo::oracle

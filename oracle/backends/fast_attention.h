@@ -22,5 +22,7 @@ void run_fast_paged_decode(const Op& op, fast::Storage s, const InputSet& in,
 // mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.
 void run_fast_mla_decode(const Op& op, fast::Storage s, const InputSet& in,
                          std::vector<GuardedBuffer>& out);
+void run_fast_paged_mla_decode(const Op& op, fast::Storage s, const InputSet& in,
+                               std::vector<GuardedBuffer>& out);
 
 }  // namespace lmo::oracle

@@ -77,6 +77,7 @@ const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
     all.emplace("attention_decode", run_gpu_attention);
     all.emplace("paged_attention_decode", run_gpu_paged_decode);
     all.emplace("mla_decode", run_gpu_mla_decode);
+    all.emplace("paged_mla_decode", run_gpu_paged_mla_decode);
     all.emplace("ffn", run_gpu_ffn);
     all.emplace("glu_ffn", run_gpu_ffn);
     all.emplace("decoder_block", run_gpu_decoder_block);

@@ -23,6 +23,8 @@ void run_gpu_paged_decode(const Op& op, gpu::Storage s, const InputSet& in,
 // mla_decode: inputs q_c, q_r, c_kv, k_r, w_uk; output o.
 void run_gpu_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
                         std::vector<GuardedBuffer>& out);
+void run_gpu_paged_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
+                              std::vector<GuardedBuffer>& out);
 
 // Why the GPU attention kernels cannot run this op's shape (a width beyond
 // gpu/api_attention.h's limits), or "" (also for ops of other families).

@@ -41,6 +41,7 @@ const std::vector<OpInfo>& op_registry() {
     add_attention_ops(v);
     add_paged_attention_ops(v);
     add_mla_ops(v);
+    add_paged_mla_ops(v);
     add_moe_ops(v);
     add_positional_ops(v);
     add_rope_ops(v);

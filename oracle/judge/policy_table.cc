@@ -96,6 +96,8 @@ constexpr PolicyEntry kTable[] = {
      "attention_decode per sequence on the cache its page table names: the same reductions"},
     {"mla_decode", "", naive_policy(),
      "latent up-projections, QKᵀ, softmax and PV: a composition of reductions"},
+    {"paged_mla_decode", "", naive_policy(),
+     "mla_decode per sequence on the latent cache its page table names: the same reductions"},
 
     // FFN blocks: GEMMs around an activation.
     {"ffn", "", naive_policy(2, 0.5, 2, kErrorScale),

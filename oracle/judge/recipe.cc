@@ -52,7 +52,7 @@ const std::vector<NamedRecipe>& named_recipes() {
        "format for the P̃V matrix product with f32 accumulation, divided by the f32 row sum "
        "at the end"},
       {"flash-mla",
-       {"mla_decode"},
+       {"mla_decode", "paged_mla_decode"},
        {{"query", "storage"}, {"scores", "f32"}, {"probs", "storage"}, {"acc", "f32"},
         {"sum", "f32"}, {"normalize", "late"}},
        "DeepSeek's FlashMLA decode kernel as vLLM's MLA backend feeds it: the absorbed query "

@@ -15,6 +15,7 @@ void add_softmax_ops(std::vector<OpInfo>& ops);
 void add_attention_ops(std::vector<OpInfo>& ops);
 void add_paged_attention_ops(std::vector<OpInfo>& ops);
 void add_mla_ops(std::vector<OpInfo>& ops);
+void add_paged_mla_ops(std::vector<OpInfo>& ops);
 void add_moe_ops(std::vector<OpInfo>& ops);
 void add_moe_layer_ops(std::vector<OpInfo>& ops);
 void add_positional_ops(std::vector<OpInfo>& ops);

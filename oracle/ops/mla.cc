@@ -50,7 +50,9 @@ std::vector<OutputDecl> MlaDecodeOp::outputs() const {
   return {{"o", {1, p_.heads * p_.latent_dim}}};
 }
 
-std::vector<RoundingPoint> MlaDecodeOp::rounding_points() const {
+std::vector<RoundingPoint> MlaDecodeOp::rounding_points() const { return mla_rounding_points(); }
+
+std::vector<RoundingPoint> mla_rounding_points() {
   std::vector<RoundingPoint> v = {
       {"query", {}, "f32",
        "q̃ = q^C·W^UKᵀ and the rotated q^R, as stored for the attention kernel"}};
@@ -68,25 +70,28 @@ Outputs<T> MlaDecodeOp::compute(const InputSet& in, const BoundRecipe& recipe) c
   return out;
 }
 
+MlaDecodeParams read_mla_params(ParamReader& r, bool dense_cache) {
+  MlaDecodeParams p;
+  p.heads = r.integer("h", 1, kMaxHeads);
+  p.head_dim = r.integer("d_h", 1, kMaxWidth);
+  p.rope_dim = r.integer("d_rope", 2, kMaxWidth);
+  if (p.rope_dim % 2 != 0) r.fail("d_rope", "expected an even number (RoPE pairs)");
+  p.latent_dim = r.integer("d_c", 1, kMaxWidth);
+  if (dense_cache) p.cache_len = r.integer("cache_len", 1, kMaxRows);
+  p.rope_base = r.real("rope_base", 1, 1e12, 10000.0);
+  p.layout = r.choice("rope_layout", {"interleaved", "half_split"}, "interleaved") == "interleaved"
+                 ? ref::RopeLayout::kInterleaved
+                 : ref::RopeLayout::kHalfSplit;
+  p.yarn = read_mla_yarn(r, p);
+  return p;
+}
+
 void add_mla_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"mla_decode", "F19, F16",
                  "absorbed MLA decode step over cached latents c^KV and rotary keys k^R; scale "
                  "1/√(d_h + d_h^R) (none | yarn, with DeepSeek's temperature mscale_all_dim)",
                  [](ParamReader& r) {
-                   MlaDecodeParams p;
-                   p.heads = r.integer("h", 1, kMaxHeads);
-                   p.head_dim = r.integer("d_h", 1, kMaxWidth);
-                   p.rope_dim = r.integer("d_rope", 2, kMaxWidth);
-                   if (p.rope_dim % 2 != 0)
-                     r.fail("d_rope", "expected an even number (RoPE pairs)");
-                   p.latent_dim = r.integer("d_c", 1, kMaxWidth);
-                   p.cache_len = r.integer("cache_len", 1, kMaxRows);
-                   p.rope_base = r.real("rope_base", 1, 1e12, 10000.0);
-                   p.layout = r.choice("rope_layout", {"interleaved", "half_split"},
-                                       "interleaved") == "interleaved"
-                                  ? ref::RopeLayout::kInterleaved
-                                  : ref::RopeLayout::kHalfSplit;
-                   p.yarn = read_mla_yarn(r, p);
+                   const MlaDecodeParams p = read_mla_params(r, /*dense_cache=*/true);
                    return std::make_unique<MlaDecodeOp>(p);
                  }});
 }

@@ -68,27 +68,28 @@ struct MlaDecodeParams {
   }
 };
 
-// The decode step with the softmax scale given (the op passes ref::mla_scale; the oracle's
-// mutation tests pass wrong ones), every operation in T. A recipe's simulated kernel rounds the
-// query (q̃ and the rotated q^R, as the attention kernel reads them) with `query` and the
-// attention with `rounding`.
+// One decode step's operands: the query of the token at position t − 1 and the cache of t
+// latents (as the op's inputs hold them, or gathered from pages by paged_mla_decode).
 template <class T>
-std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in,
-                                 const ref::mp& scale,
-                                 const std::function<T(const T&)>& query = {},
-                                 const ref::AttentionRounding<T>& rounding = {},
-                                 const BoundRecipe* recipe = nullptr,
-                                 std::vector<double>* error_scale = nullptr) {
-  const ref::MlaConfig c = p.config();
-  const int64_t t = p.cache_len;
-  const ref::Mat<T> q_c(1, p.heads * p.head_dim, in.values<T>("q_c"));
-  const ref::Mat<T> q_r(1, p.heads * p.rope_dim, in.values<T>("q_r"));
-  const ref::Mat<T> w_uk(p.latent_dim, p.heads * p.head_dim, in.values<T>("w_uk"));
+struct MlaStep {
+  ref::Mat<T> q_c, q_r, w_uk;  // [1, h·d_h], [1, h·d_h^R], [d_c, h·d_h]
   ref::MlaLatentCache<T> cache;
-  cache.c_kv = ref::Mat<T>(t, p.latent_dim, in.values<T>("c_kv"));
-  cache.k_r = ref::Mat<T>(t, p.rope_dim, in.values<T>("k_r"));
-  ref::Mat<T> q_tilde = ref::mla_absorbed_query<T>(q_c, w_uk, c);
-  ref::Mat<T> q_rot = ref::mla_rope_rows(q_r, p.heads, t - 1, c);
+};
+
+// The decode step with the softmax scale given (the op passes ref::mla_scale; the oracle's
+// mutation tests pass wrong ones), every operation in T, q^R rotated at position t − 1 (t the
+// cache's rows). A recipe's simulated kernel rounds the query (q̃ and the rotated q^R, as the
+// attention kernel reads them) with `query` and the attention with `rounding`.
+template <class T>
+std::vector<T> mla_decode_step(const MlaDecodeParams& p, const MlaStep<T>& x, const ref::mp& scale,
+                               const std::function<T(const T&)>& query = {},
+                               const ref::AttentionRounding<T>& rounding = {},
+                               const BoundRecipe* recipe = nullptr,
+                               std::vector<double>* error_scale = nullptr) {
+  const ref::MlaConfig c = p.config();
+  const int64_t t = x.cache.c_kv.rows;
+  ref::Mat<T> q_tilde = ref::mla_absorbed_query<T>(x.q_c, x.w_uk, c);
+  ref::Mat<T> q_rot = ref::mla_rope_rows(x.q_r, p.heads, t - 1, c);
   if (query) {
     for (T& v : q_tilde.data) v = query(v);
     for (T& v : q_rot.data) v = query(v);
@@ -97,13 +98,37 @@ std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in,
     // The a priori bound of P̃'s rounding (oracle/ops/attention.h), over the latent attention.
     const int64_t dc = p.latent_dim, dr = p.rope_dim;
     const ref::Mat<T> q = ref::mla_concat_heads(q_tilde, dc, q_rot, dr, p.heads, false);
-    const ref::Mat<T> k = ref::mla_concat_heads(cache.c_kv, dc, cache.k_r, dr, 1, false);
-    *error_scale = probs_error_scale<T>(*recipe, cache.c_kv, [&](const ref::Mat<T>& values) {
+    const ref::Mat<T> k = ref::mla_concat_heads(x.cache.c_kv, dc, x.cache.k_r, dr, 1, false);
+    *error_scale = probs_error_scale<T>(*recipe, x.cache.c_kv, [&](const ref::Mat<T>& values) {
       return ref::attention<T>(q, k, values, ref::mla_latent_config(c, scale)).data;
     });
   }
-  return ref::mla_latent_attention<T>(q_tilde, q_rot, cache, c, scale, rounding).data;
+  return ref::mla_latent_attention<T>(q_tilde, q_rot, x.cache, c, scale, rounding).data;
 }
+
+// mla_decode_step on the mla_decode op's inputs q_c, q_r, c_kv, k_r and w_uk.
+template <class T>
+std::vector<T> mla_decode_latent(const MlaDecodeParams& p, const InputSet& in, const ref::mp& scale,
+                                 const std::function<T(const T&)>& query = {},
+                                 const ref::AttentionRounding<T>& rounding = {},
+                                 const BoundRecipe* recipe = nullptr,
+                                 std::vector<double>* error_scale = nullptr) {
+  MlaStep<T> x;
+  x.q_c = ref::Mat<T>(1, p.heads * p.head_dim, in.values<T>("q_c"));
+  x.q_r = ref::Mat<T>(1, p.heads * p.rope_dim, in.values<T>("q_r"));
+  x.w_uk = ref::Mat<T>(p.latent_dim, p.heads * p.head_dim, in.values<T>("w_uk"));
+  x.cache.c_kv = ref::Mat<T>(p.cache_len, p.latent_dim, in.values<T>("c_kv"));
+  x.cache.k_r = ref::Mat<T>(p.cache_len, p.rope_dim, in.values<T>("k_r"));
+  return mla_decode_step<T>(p, x, scale, query, rounding, recipe, error_scale);
+}
+
+// The parameters of an MLA decode step (h, d_h, d_rope, d_c, rope_base, rope_layout, YaRN),
+// and cache_len where the op takes a dense cache.
+MlaDecodeParams read_mla_params(ParamReader& r, bool dense_cache);
+
+// query (q̃ = q^C·W^UKᵀ and the rotated q^R as stored for the attention kernel), then
+// attention's scores, probs, sum, acc and normalize: mla_decode's and paged_mla_decode's.
+std::vector<RoundingPoint> mla_rounding_points();
 
 class MlaDecodeOp : public GenericOp<MlaDecodeOp> {
  public:

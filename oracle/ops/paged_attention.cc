@@ -11,93 +11,22 @@
 
 namespace lmo::oracle {
 
-int64_t PagedDecodeParams::max_pages() const {
-  int64_t m = 1;
-  for (int64_t len : seq_lens) m = std::max(m, pages_of(len));
-  return m;
-}
-
-int64_t PagedDecodeParams::used_pages() const {
-  int64_t n = 0;
-  for (int64_t len : seq_lens) n += pages_of(len);
-  return n;
-}
-
 int64_t PagedDecodeParams::offset(int64_t page, int64_t slot, int64_t head) const {
   const int64_t g = heads.kv_heads, d = heads.head_dim;
   return hnd ? ((page * g + head) * page_size + slot) * d
              : ((page * page_size + slot) * g + head) * d;
 }
 
-int64_t PagedDecodeParams::checked_length(const std::vector<int64_t>& seq_lens,
-                                          int64_t b) const {
-  const int64_t len = seq_lens.at(static_cast<size_t>(b)), most = max_pages() * page_size;
-  if (len < 1 || len > most) {
-    throw std::invalid_argument("paged_attention_decode: seq_lens[" + std::to_string(b) + "] is " +
-                                std::to_string(len) + ", expected 1 to " + std::to_string(most) +
-                                " (page_table's pages)");
-  }
-  return len;
-}
-
-int64_t PagedDecodeParams::checked_page(const std::vector<int64_t>& page_table, int64_t b,
-                                        int64_t t) const {
-  const int64_t j = t / page_size;
-  const int64_t page = page_table.at(static_cast<size_t>(b * max_pages() + j));
-  if (page < 0 || page >= num_pages) {
-    throw std::invalid_argument("paged_attention_decode: page_table[" + std::to_string(b) +
-                                "][" + std::to_string(j) + "] is " + std::to_string(page) +
-                                ", expected a page below " + std::to_string(num_pages));
-  }
-  return page;
-}
-
-namespace {
-
-// The pages of the batch in order (sequence 0's first page, …) are pool pages π(0), π(1), …,
-// π(i) = (a·i + c) mod N with a coprime to N: distinct, scattered over the pool and not in
-// order, so a kernel that assumes contiguous or ascending pages fails; deterministic, so golden
-// files do not depend on anything but the parameters.
-int64_t scattered_page(int64_t i, int64_t n) {
-  int64_t a = n / 2 + 1;
-  while (std::gcd(a, n) != 1) ++a;
-  return (a * i + n / 3) % n;
-}
-
-}  // namespace
-
 std::vector<InputDecl> PagedDecodeOp::inputs() const {
   const AttentionParams& a = p_.heads;
-  const int64_t b = p_.batch(), m = p_.max_pages(), n = p_.num_pages;
+  const int64_t b = p_.batch(), n = p_.num_pages;
   const std::vector<int64_t> pool =
       p_.hnd ? std::vector<int64_t>{n, a.kv_heads, p_.page_size, a.head_dim}
              : std::vector<int64_t>{n, p_.page_size, a.kv_heads, a.head_dim};
   std::vector<InputDecl> v = {{"q", {b, a.heads * a.head_dim}, Dist::kNormal, 0, a.input_std},
                               {"k_pages", pool, Dist::kNormal, 0, a.input_std},
                               {"v_pages", pool, Dist::kNormal, 0, 1}};
-  InputDecl table("page_table", {b, m}, Dist::kUniformInt, 0, static_cast<double>(n),
-                  ref::DType::i64);
-  table.bounded = true;
-  table.computed = [p = p_](const InputSet&, ref::Tensor& t) {
-    int64_t next = 0;
-    for (int64_t s = 0; s < p.batch(); ++s) {
-      const int64_t used = p.pages_of(p.seq_lens[static_cast<size_t>(s)]);
-      for (int64_t j = 0; j < p.max_pages(); ++j) {
-        t.set(s * p.max_pages() + j,
-              j < used ? static_cast<double>(scattered_page(next++, p.num_pages)) : 0.0);
-      }
-    }
-  };
-  InputDecl lens("seq_lens", {b}, Dist::kUniformInt, 1, static_cast<double>(m * p_.page_size + 1),
-                 ref::DType::i64);
-  lens.bounded = true;
-  lens.computed = [p = p_](const InputSet&, ref::Tensor& t) {
-    for (int64_t s = 0; s < p.batch(); ++s) {
-      t.set(s, static_cast<double>(p.seq_lens[static_cast<size_t>(s)]));
-    }
-  };
-  v.push_back(std::move(table));
-  v.push_back(std::move(lens));
+  for (InputDecl& d : p_.table_inputs()) v.push_back(std::move(d));
   return v;
 }
 
@@ -182,12 +111,9 @@ Outputs<T> PagedDecodeOp::compute(const InputSet& in, const BoundRecipe& recipe)
 
 namespace {
 
-// The pool's size at most 2^30 elements (each drawn, converted and gathered): larger is a typo,
-// refused before anything is allocated.
-constexpr int64_t kMaxPoolElements = int64_t{1} << 30;
-
 std::unique_ptr<Op> make_paged_decode(ParamReader& r) {
   PagedDecodeParams p;
+  p.op = "paged_attention_decode";
   AttentionParams& a = p.heads;
   a.decode = true;
   a.heads = r.integer("h", 1, kMaxHeads);
@@ -202,19 +128,8 @@ std::unique_ptr<Op> make_paged_decode(ParamReader& r) {
   a.input_std = r.real("qk_std", 1e-3, 1e3, 1.0);
   a.window = r.integer("window", 0, kMaxPosition, 0);
   a.mask = a.window > 0 ? ref::MaskKind::kSlidingWindow : ref::MaskKind::kCausal;
-  p.page_size = r.integer("page_size", 1, 4096);
   p.hnd = r.choice("layout", {"nhd", "hnd"}, "nhd") == "hnd";
-  p.seq_lens = r.integers("seq_lens", 1, kMaxRows);
-  if (p.seq_lens.empty()) r.fail("seq_lens", "expected one length per sequence, at least one");
-  const int64_t used = p.used_pages();
-  // Two spare pages by default: pages no table names, which a correct kernel never reads.
-  p.num_pages = r.integer("num_pages", used, kMaxRows, used + 2);
-  int64_t elements = 0;
-  if (__builtin_mul_overflow(p.num_pages, p.page_size * a.kv_heads * a.head_dim, &elements) ||
-      elements > kMaxPoolElements) {
-    r.fail("num_pages", "expected a pool of at most " + std::to_string(kMaxPoolElements) +
-                            " elements (num_pages · page_size · g · d)");
-  }
+  p.read(r, a.kv_heads * a.head_dim);
   return std::make_unique<PagedDecodeOp>(p);
 }
 

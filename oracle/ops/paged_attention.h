@@ -1,10 +1,7 @@
 // Oracle op paged_attention_decode ([workloads] item 1): one decode step for each of B
 // sequences whose KV caches live in a shared pool of fixed-size pages, read through a page table,
-// as vLLM's and FlashInfer's paged decode kernels take them. Sequence b has seq_lens[b] cached
-// tokens (its current token's k and v the last); token t of sequence b is slot t mod P of page
-// page_table[b][⌊t/P⌋]. The lengths differ within the batch and may end mid-page; the rest of a
-// last page, every page no table names, and the table's padding entries (0, vLLM's convention)
-// hold values a correct kernel never reads.
+// as vLLM's and FlashInfer's paged decode kernels take them (oracle/ops/page_table.h). Sequence b
+// has seq_lens[b] cached tokens, its current token's k and v the last.
 //
 // Inputs:
 //   q           [B, h·d]       one query token per sequence;
@@ -25,28 +22,16 @@
 
 #include "oracle/core/op_generic.h"
 #include "oracle/ops/attention.h"
+#include "oracle/ops/page_table.h"
 
 namespace lmo::oracle {
 
-struct PagedDecodeParams {
+struct PagedDecodeParams : PagedCache {
   AttentionParams heads;  // h, g, d, window, scale, softcap, qk_std (decode; tokens unused)
-  int64_t page_size = 16;
-  bool hnd = false;  // the pool's layout: [N, g, P, d] instead of [N, P, g, d]
-  std::vector<int64_t> seq_lens;
-  int64_t num_pages = 0;  // N: the pool; at least the pages the sequences use
+  bool hnd = false;       // the pool's layout: [N, g, P, d] instead of [N, P, g, d]
 
-  int64_t batch() const { return static_cast<int64_t>(seq_lens.size()); }
-  int64_t pages_of(int64_t len) const { return (len + page_size - 1) / page_size; }
-  int64_t max_pages() const;
-  int64_t used_pages() const;
   // The offset, in elements, of token slot `slot` of page `page`, KV head `head`, in a pool.
   int64_t offset(int64_t page, int64_t slot, int64_t head) const;
-  // Sequence b's length, and the pool page of its token t, from the inputs' seq_lens and
-  // page_table (a user's file may set them): std::invalid_argument naming the entry when a
-  // length exceeds the table's pages or a page lies outside the pool. The op and the kernel
-  // adapters read the pool through these alone.
-  int64_t checked_length(const std::vector<int64_t>& seq_lens, int64_t b) const;
-  int64_t checked_page(const std::vector<int64_t>& page_table, int64_t b, int64_t t) const;
 };
 
 class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
