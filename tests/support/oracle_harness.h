@@ -87,6 +87,20 @@ class Harness {
     return oracle::run_and_judge(c_, *op_, storage_, b, x);
   }
 
+  // Every kernel backend of available_backends() (the fast targets; gpu with a device) that
+  // takes the case passes it, judged as verify judges; returns how many ran.
+  int expect_kernel_backends_pass() {
+    int ran = 0;
+    for (const auto& b : oracle::available_backends()) {
+      if (b->name().rfind("ref", 0) == 0 || !b->unsupported(c_, *op_, storage_).empty()) continue;
+      const oracle::RunContext x = ctx();
+      const oracle::VerifyRow row = oracle::run_and_judge(c_, *op_, storage_, *b, x);
+      EXPECT_TRUE(row.pass) << b->name() << " on " << c_.id << ": " << row.detail;
+      ++ran;
+    }
+    return ran;
+  }
+
  private:
   oracle::Case c_;
   std::unique_ptr<oracle::Op> op_;
