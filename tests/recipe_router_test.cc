@@ -15,6 +15,7 @@
 #include "oracle/judge/recipe.h"
 #include "support/float_tensors.h"
 #include "support/recipe_kernels.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {
@@ -75,6 +76,38 @@ TEST(RecipeRouter, DeepseekGatePassesUnderItsRecipeAndIsNamed) {
   EXPECT_FALSE(strict.pass);
   ASSERT_FALSE(strict.diagnosis.empty());
   EXPECT_EQ(strict.diagnosis.front().recipe, "deepseek-v3-gate") << to_text(strict);
+}
+
+// verify's path (run_and_judge) on the same gate, its outputs in ascending expert order as the
+// oracle's backends write them: the one token whose bf16 scores tie differently from the exact
+// ones (expert 8 for expert 63) has its gates judged on the kernel's own selection, so the
+// kernel passes here as it does under check.
+TEST(RecipeRouter, VerifyJudgesTheGatesOnTheBackendsOwnSelection) {
+  const GateShape s;
+  nlohmann::json j = gate_case(s).source;
+  j["recipe"] = "deepseek-v3-gate";
+  testing::Harness h(j, ref::Format::bf16);
+  const testing::Kernel kernel = [&](const RunContext& ctx) {
+    const std::vector<float> bias = floats(ctx.in.at("bias"));
+    std::vector<float> w;
+    std::vector<int64_t> idx;
+    testing::deepseek_gate(floats(ctx.in.at("logits")), bias, s.tokens, s.experts, s.top_k,
+                           s.groups, s.kept, 2.5f, kDeepseek, w, idx);
+    Outputs<double> out(2);
+    for (int64_t t = 0; t < s.tokens; ++t) {
+      std::map<int64_t, float> row;  // ascending experts
+      for (int64_t k = 0; k < s.top_k; ++k)
+        row[idx[size_t(t * s.top_k + k)]] = w[size_t(t * s.top_k + k)];
+      for (const auto& [e, g] : row) {
+        out[1].indices.push_back(e);
+        out[0].values.push_back(g);
+      }
+    }
+    out[1].values.assign(out[1].indices.size(), 0.0);
+    return out;
+  };
+  const VerifyRow row = h.judge("deepseek-gate", kernel);
+  EXPECT_TRUE(row.pass) << row.detail;
 }
 
 TEST(RecipeRouter, E4m3ScoresAreNamed) {

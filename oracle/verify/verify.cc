@@ -4,14 +4,16 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <tuple>
 
-#include "oracle/core/case_inputs.h"
 #include "oracle/backends/kernel_call.h"
+#include "oracle/core/case_inputs.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/recipe_judge.h"
+#include "oracle/judge/topk_pairing.h"
 
 namespace lmo::oracle {
 namespace {
@@ -131,6 +133,28 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
   const auto t1 = Clock::now();
   // The case's recipe (recipe.h): strict unless the case or --recipe names another.
   const BoundRecipe bound = bind_recipe(c.recipe, c.op, op, storage);
+  // The top-k outputs first. Where a backend's selection differs from the reference's within
+  // the tie margin, the values paired with it (the gates) are judged on the backend's own
+  // selection, as check does (Op::with_selection): exact values and naive run of that op.
+  std::map<size_t, Verdict> selections;
+  std::unique_ptr<Op> own;
+  for (size_t k = 0; k < decls.size(); ++k) {
+    const OutputDecl& d = decls[k];
+    if (!d.topk) continue;
+    const Policy policy = judging_under(policy_for(c.op, d.name), d, bound).policy;
+    Verdict v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k],
+                           d.topk_groups);
+    if (v.pass) {
+      if (auto sel = differing_selection(bufs[k].tensor(), exact[k].indices)) {
+        own = op.with_selection(std::move(*sel));
+      }
+    }
+    selections.emplace(k, std::move(v));
+  }
+  std::optional<Outputs<ref::mp>> own_exact;
+  if (own) own_exact = own->exact(ctx.in);
+  const Outputs<ref::mp>& values_exact = own ? *own_exact : exact;
+  const Op& values_op = own ? *own : op;
   std::optional<Outputs<double>> recipe_run;
   for (size_t k = 0; k < decls.size(); ++k) {
     const OutputDecl& d = decls[k];
@@ -138,27 +162,29 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
     const Policy& policy = how.policy;
     Verdict v;
     if (d.topk) {
-      v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k],
-                     d.topk_groups);
+      v = std::move(selections.at(k));
     } else {
       JudgeOptions jo;
       jo.group = how.group;
       jo.ftz = bound.ftz();
-      jo.condition = exact[k].condition;
-      jo.error_scale = exact[k].error_scale;
+      jo.condition = values_exact[k].condition;
+      jo.error_scale = values_exact[k].error_scale;
       if (how.uses_naive) {
         const Outputs<double>* naive = nullptr;
-        if (bound.is_strict()) {
+        if (bound.is_strict() && !own) {
           naive = &ctx.simulated(backend.compute_format());
         } else {
-          if (!recipe_run) recipe_run = op.simulated(backend.compute_format(), ctx.in, bound);
+          if (!recipe_run) {
+            recipe_run = values_op.simulated(backend.compute_format(), ctx.in, bound);
+          }
           naive = &*recipe_run;
         }
         jo.naive = (*naive)[k].values;
         jo.compute = backend.compute_format();
         if (jo.error_scale.empty()) jo.error_scale = (*naive)[k].error_scale;
       }
-      if (shared) {
+      // Shared judging holds the case's own values: not for a backend's own selection.
+      if (shared && !own) {
         const std::pair<size_t, ref::Format> key(k, jo.compute);
         auto it = shared->find(key);
         if (it == shared->end()) {
@@ -169,7 +195,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
         }
         v = judge(it->second, bufs[k]);
       } else {
-        v = judge(policy, exact[k].values, bufs[k], jo);
+        v = judge(policy, values_exact[k].values, bufs[k], jo);
       }
       row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);
       row.max_rel = std::max(row.max_rel, static_cast<double>(v.metrics.max_rel));
@@ -191,7 +217,7 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
       got.push_back(decls[k].topk ? nullptr : &tensors[k]);
     }
     const std::vector<RecipeMatch> diag =
-        diagnose(op, c.op, ctx.in, exact, got, c.recipe, storage, false);
+        diagnose(values_op, c.op, ctx.in, values_exact, got, c.recipe, storage, false);
     if (!diag.empty()) row.detail += " (closest recipe: " + to_text(diag.front()) + ")";
   }
   if (times) times->judging += since(t1);
