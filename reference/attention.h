@@ -301,8 +301,8 @@ std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const Atte
 
 // F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
 // o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
-// visible keys, left to right (mul_add), then rounded once to T. `rounding`: a simulated kernel's rounding
-// points (AttentionRounding; none for the reference).
+// visible keys, left to right (mul_add), then rounded once to T. `rounding`: a simulated kernel's
+// rounding points (AttentionRounding; none for the reference).
 template <class T, class Acc = T>
 Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const AttentionConfig& cfg,
                  const AttentionRounding<T>& rounding = {}) {

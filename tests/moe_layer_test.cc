@@ -49,7 +49,8 @@ std::vector<double> swiglu(const std::vector<double>& x, const std::vector<doubl
     h[size_t(j)] = a / (1 + std::exp(-a)) * b;
   }
   for (int64_t j = 0; j < f; ++j) {
-    for (int64_t i = 0; i < d; ++i) y[size_t(i)] += h[size_t(j)] * w2[size_t(e * f * d + j * d + i)];
+    for (int64_t i = 0; i < d; ++i)
+      y[size_t(i)] += h[size_t(j)] * w2[size_t(e * f * d + j * d + i)];
   }
   return y;
 }
@@ -61,10 +62,10 @@ std::vector<double> layer(const Case& c, const InputSet& in, const Bugs& bugs) {
   const int64_t shared = p.value("shared", 0);
   const bool sigmoid = p["score"] == "sigmoid", normalize = p.value("normalize", true);
   const double scale = bugs.drop_scale ? 1.0 : p.value("routed_scale", 1.0);
-  const std::vector<double> x = doubles(in, "x"), wr = doubles(in, "router"),
-                            w = doubles(in, "w"), v = doubles(in, "v"), w2 = doubles(in, "w2");
-  const std::vector<double> bias = p.value("bias", false) ? doubles(in, "bias")
-                                                          : std::vector<double>(size_t(n), 0.0);
+  const std::vector<double> x = doubles(in, "x"), wr = doubles(in, "router"), w = doubles(in, "w"),
+                            v = doubles(in, "v"), w2 = doubles(in, "w2");
+  const std::vector<double> bias =
+      p.value("bias", false) ? doubles(in, "bias") : std::vector<double>(size_t(n), 0.0);
   std::vector<double> y(static_cast<size_t>(t * d), 0.0);
   for (int64_t r = 0; r < t; ++r) {
     const std::vector<double> xr(x.begin() + r * d, x.begin() + (r + 1) * d);
@@ -90,13 +91,16 @@ std::vector<double> layer(const Case& c, const InputSet& in, const Bugs& bugs) {
       std::sort(m.rbegin(), m.rend());
       gs[size_t(g)] = groups == 1 ? 0 : m[0] + m[1];
     }
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return gs[a] > gs[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return gs[a] > gs[b]; });
     std::vector<int64_t> eligible;
     for (int64_t j = 0; j < kept; ++j) {
-      for (int64_t e = order[size_t(j)] * size; e < (order[size_t(j)] + 1) * size; ++e) eligible.push_back(e);
+      for (int64_t e = order[size_t(j)] * size; e < (order[size_t(j)] + 1) * size; ++e)
+        eligible.push_back(e);
     }
-    std::stable_sort(eligible.begin(), eligible.end(),
-                     [&](int64_t a, int64_t b) { return sel[a] > sel[b] || (sel[a] == sel[b] && a < b); });
+    std::stable_sort(eligible.begin(), eligible.end(), [&](int64_t a, int64_t b) {
+      return sel[a] > sel[b] || (sel[a] == sel[b] && a < b);
+    });
     eligible.resize(static_cast<size_t>(k));
     const std::vector<double>& weight = bugs.biased_gates ? sel : s;
     double total = 0;
@@ -129,7 +133,8 @@ TEST(MoeLayer, ExactReferenceAgreesWithAPlainDoubleLayer) {
     const ref::Tensor got = golden_content(c).tensors.at("out.y.f64");
     ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << id;
     for (int64_t i = 0; i < got.numel(); ++i) {
-      EXPECT_NEAR(got.get(i), want[size_t(i)], 1e-12 * (1 + std::fabs(want[size_t(i)]))) << id << " " << i;
+      EXPECT_NEAR(got.get(i), want[size_t(i)], 1e-12 * (1 + std::fabs(want[size_t(i)])))
+          << id << " " << i;
     }
   }
 }

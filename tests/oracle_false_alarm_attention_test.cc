@@ -1,10 +1,10 @@
-// No false alarms on attention, KV-cache decode, MLA, MoE routing and the MoE layer: correct kernels — the exact
-// values rounded once (`ref`), the reference formula computed in f64 and in f32 with every
-// operation rounded once (`ref-f64`, `ref-f32`), outputs stored in f32, bf16 or f16 — are never
-// flagged over 1000 random small cases per family (random op, shapes, masks, caps, routing rules,
-// input scales, storage formats and seeds, drawn from Philox so the sweep is the same on every
-// run). The fast kernels of these ops are judged on the built-in cases (verify) and their own
-// tests, not in these sweeps of tiny shapes (see oracle_false_alarm_positional_test's
+// No false alarms on attention, KV-cache decode, MLA, MoE routing and the MoE layer: correct
+// kernels — the exact values rounded once (`ref`), the reference formula computed in f64 and in f32
+// with every operation rounded once (`ref-f64`, `ref-f32`), outputs stored in f32, bf16 or f16 —
+// are never flagged over 1000 random small cases per family (random op, shapes, masks, caps,
+// routing rules, input scales, storage formats and seeds, drawn from Philox so the sweep is the
+// same on every run). The fast kernels of these ops are judged on the built-in cases (verify) and
+// their own tests, not in these sweeps of tiny shapes (see oracle_false_alarm_positional_test's
 // FeedForward for what the naive policy does on tiny compositions).
 #include <gtest/gtest.h>
 

@@ -30,8 +30,8 @@ struct GateShape {
 };
 
 Case gate_case(const GateShape& s) {
-  nlohmann::json p = {{"tokens", s.tokens},     {"experts", s.experts}, {"top_k", s.top_k},
-                      {"score", "sigmoid"},     {"routed_scale", 2.5},  {"bias", s.bias},
+  nlohmann::json p = {{"tokens", s.tokens}, {"experts", s.experts}, {"top_k", s.top_k},
+                      {"score", "sigmoid"}, {"routed_scale", 2.5},  {"bias", s.bias},
                       {"logit_std", 2.0}};
   if (s.groups > 1) {
     p["groups"] = s.groups;

@@ -8,8 +8,8 @@
 
 #include "oracle/core/case_inputs.h"
 #include "oracle/golden/golden_content.h"
-#include "oracle/judge/policy_table.h"
 #include "oracle/golden/safetensors.h"
+#include "oracle/judge/policy_table.h"
 #include "oracle/judge/topk_pairing.h"
 
 namespace lmo::oracle {
@@ -141,8 +141,7 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
   // selection: the op with it fixed (Op::with_selection).
   std::map<size_t, CheckedOutput> selections;
   std::unique_ptr<Op> on_kernel_selection;
-  const BoundRecipe selection_bound =
-      bind_recipe(recipe, c.op, case_op, real_storage(c, s, decls));
+  const BoundRecipe selection_bound = bind_recipe(recipe, c.op, case_op, real_storage(c, s, decls));
   for (size_t k = 0; k < decls.size(); ++k) {
     if (!decls[k].topk) continue;
     std::optional<std::vector<int64_t>> selection;
@@ -209,8 +208,8 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     }
     const ref::Tensor expected = rounded_output(d, exact[k], f);
     // The file holds the values of the reference's own selection.
-    if (gold && *gold != (on_kernel_selection ? rounded_output(d, case_op.exact(in)[k], f)
-                                              : expected)) {
+    if (gold &&
+        *gold != (on_kernel_selection ? rounded_output(d, case_op.exact(in)[k], f) : expected)) {
       throw InputError(s.golden_file, golden_output_name(d, f),
                        "expected the correct rounding of the case's reference on the file's "
                        "inputs; the values differ (the file was damaged or edited)");

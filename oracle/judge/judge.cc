@@ -3,8 +3,8 @@
 #include <mpfr.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -322,8 +322,8 @@ Verdict judge_topk_rows(const Policy& policy, std::span<const mp> scores, int64_
                                 std::to_string(n_experts) + " experts");
   }
   if (groups.groups < 1 || n_experts % groups.groups != 0 || groups.kept < 1 ||
-      groups.kept > groups.groups || (groups.top2_sum && groups.groups > 1 &&
-                                      n_experts / groups.groups < 2)) {
+      groups.kept > groups.groups ||
+      (groups.top2_sum && groups.groups > 1 && n_experts / groups.groups < 2)) {
     throw std::invalid_argument("judge_topk: " + std::to_string(groups.kept) + " kept of " +
                                 std::to_string(groups.groups) + " groups is not a group limit of " +
                                 std::to_string(n_experts) + " experts");
@@ -390,9 +390,8 @@ Verdict judge_topk_rows(const Policy& policy, std::span<const mp> scores, int64_
       if (lowest < 0 || row[static_cast<size_t>(e)] < row[static_cast<size_t>(lowest)]) lowest = e;
     }
     std::string why;
-    const std::optional<Unselected> best = has_nan
-                                               ? std::nullopt
-                                               : best_unselected(row, have, groups, bound, why);
+    const std::optional<Unselected> best =
+        has_nan ? std::nullopt : best_unselected(row, have, groups, bound, why);
     if (has_nan) why = "a selection score is NaN, and NaN scores never tie";
     if (!best) {
       fail(v, t, FailReason::kPolicy, why);
