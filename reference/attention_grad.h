@@ -45,6 +45,7 @@ struct AttentionGrads {
 template <class T, class Acc = T>
 AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
                                      const Mat<T>& d_out, const AttentionConfig& cfg) {
+  const bool contract = fma_contraction();  // the products of every sum below (mul_add)
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_backward");
   const int64_t h = cfg.heads, d = cfg.head_dim, dv = cfg.v_dim(), tq = q.rows, tk = k.rows;
   if (d_out.rows != tq || d_out.cols != h * dv) {
@@ -95,7 +96,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
     for (int64_t c = 0; c < d; ++c) {
       Acc acc(0);
       for (int64_t j = 0; j < tk; ++j) {
-        acc = mul_add(dsh(i, j), k(j, kv * d + c), acc, fma_contraction());
+        acc = mul_add(dsh(i, j), k(j, kv * d + c), acc, contract);
       }
       g.dq(i, head * d + c) = T(convert<T>(acc) * scale);
     }
@@ -109,8 +110,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
       Acc acc(0);
       for (int64_t head = kv * group; head < (kv + 1) * group; ++head) {
         for (int64_t i = 0; i < tq; ++i) {
-          acc = mul_add(p[static_cast<size_t>(head)](i, j), d_out(i, head * dv + c), acc,
-                        fma_contraction());
+          acc = mul_add(p[static_cast<size_t>(head)](i, j), d_out(i, head * dv + c), acc, contract);
         }
       }
       g.dv(j, kv * dv + c) = convert<T>(acc);
@@ -119,8 +119,7 @@ AttentionGrads<T> attention_backward(const Mat<T>& q, const Mat<T>& k, const Mat
       Acc acc(0);
       for (int64_t head = kv * group; head < (kv + 1) * group; ++head) {
         for (int64_t i = 0; i < tq; ++i) {
-          acc = mul_add(ds[static_cast<size_t>(head)](i, j), q(i, head * d + c), acc,
-                        fma_contraction());
+          acc = mul_add(ds[static_cast<size_t>(head)](i, j), q(i, head * d + c), acc, contract);
         }
       }
       g.dk(j, kv * d + c) = T(convert<T>(acc) * scale);

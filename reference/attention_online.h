@@ -112,6 +112,7 @@ std::vector<T> online_softmax(std::span<const T> z, int64_t tile, bool subtract_
 template <class T, class Acc = T>
 Mat<T> attention_tiled(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
                        const AttentionConfig& cfg, int64_t key_tile) {
+  const bool contract = fma_contraction();  // the P̃V products fused into the sums (mul_add)
   using std::exp;
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_tiled");
   validate_tile(key_tile, "attention_tiled");
@@ -141,7 +142,7 @@ Mat<T> attention_tiled(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
             st.l = st.l + convert<Acc>(e);
             for (int64_t c = 0; c < dv; ++c) {
               acc[static_cast<size_t>(c)] =
-                  mul_add(e, v(j, kv * dv + c), acc[static_cast<size_t>(c)], fma_contraction());
+                  mul_add(e, v(j, kv * dv + c), acc[static_cast<size_t>(c)], contract);
             }
           }
         }

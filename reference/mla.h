@@ -253,6 +253,7 @@ template <class T, class Acc = T>
 MlaAbsorbedWeights<T> mla_absorb(const MlaWeights<T>& w, const MlaConfig& c) {
   validate_mla_weights(w, c, "mla_absorb");
   const int64_t dh = c.head_dim, dc = c.kv_latent_dim;
+  const bool contract = fma_contraction();  // the W^UV·W^O products (mul_add)
   MlaAbsorbedWeights<T> a{
       w.w_dq, w.w_uq, w.w_qr, w.w_dkv, w.w_uk, w.w_kr, Mat<T>(c.heads * dc, c.model_dim)};
   for (int64_t i = 0; i < c.heads; ++i) {
@@ -260,7 +261,7 @@ MlaAbsorbedWeights<T> mla_absorb(const MlaWeights<T>& w, const MlaConfig& c) {
       for (int64_t n = 0; n < c.model_dim; ++n) {
         Acc s(0);
         for (int64_t k = 0; k < dh; ++k) {
-          s = mul_add(w.w_uv(r, i * dh + k), w.w_o(i * dh + k, n), s, fma_contraction());
+          s = mul_add(w.w_uv(r, i * dh + k), w.w_o(i * dh + k, n), s, contract);
         }
         a.w_o_absorbed(i * dc + r, n) = convert<T>(s);
       }

@@ -288,11 +288,12 @@ std::vector<T> moe_layer(std::span<const T> u, const Routing<T>& routing,
     routed_out.push_back(run(routed[static_cast<size_t>(i)], "routed expert " + std::to_string(i)));
   }
   std::vector<T> h(d);
+  const bool contract = fma_contraction();  // the g_i·φ_i products (mul_add)
   for (size_t j = 0; j < d; ++j) {
     Acc acc = residual ? convert<Acc>(u[j]) : Acc(0);
     for (const auto& y : shared_out) acc = acc + convert<Acc>(y[j]);
     for (size_t k = 0; k < routed_out.size(); ++k) {
-      acc = mul_add(routing.gates[k], routed_out[k][j], acc, fma_contraction());
+      acc = mul_add(routing.gates[k], routed_out[k][j], acc, contract);
     }
     h[j] = convert<T>(acc);
   }
@@ -352,12 +353,13 @@ BalanceLoss<T> load_balance_loss(const Mat<T>& affinities,
   BalanceLoss<T> out;
   const T t_count = from_mp<T>(mp(tokens));
   Acc total(0);
+  const bool contract = fma_contraction();  // the f_i·P_i products (mul_add)
   for (int64_t i = 0; i < n; ++i) {
     out.f.push_back(from_mp<T>(mp(n * count[static_cast<size_t>(i)]) / mp(top_k * tokens)));
     Acc s(0);
     for (int64_t t = 0; t < tokens; ++t) s = s + convert<Acc>(sn(t, i));
     out.p.push_back(T(convert<T>(s) / t_count));
-    total = mul_add(out.f.back(), out.p.back(), total, fma_contraction());
+    total = mul_add(out.f.back(), out.p.back(), total, contract);
   }
   out.loss = T(alpha * convert<T>(total));
   return out;
