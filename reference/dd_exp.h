@@ -1,0 +1,20 @@
+// e^x in double-double with a written error bound: the exponential of the certified evaluation
+// (ball.h). glibc's exp is fast but its error is only tested, and its results change between
+// versions; MPFR is proven but costs ~1.8 µs a call (docs/certified.md).
+#pragma once
+
+#include "reference/double_double.h"
+
+namespace lmo::ref::dd {
+
+// |exp(x) − e^(x.hi + x.lo)| ≤ kExpErr·e^(x.hi + x.lo) + kExpAbsErr for x.hi in
+// [kExpMin, kExpMax]; the derivation is in dd_exp.cc. Below kExpMin the result is 0 (the exact
+// value is below 2^-1076, inside kExpAbsErr); above kExpMax it may overflow (callers check).
+inline constexpr double kExpErr = 0x1p-98;
+inline constexpr double kExpAbsErr = 0x1p-1070;
+inline constexpr double kExpMin = -746;
+inline constexpr double kExpMax = 709.7;
+
+DD exp(DD x);
+
+}  // namespace lmo::ref::dd

@@ -1,0 +1,180 @@
+// Ball arithmetic (reference/ball.h) and its double-double layer against MPFR at 333 bits: every
+// operation's error stays inside the bound its radius claims, on random operands and on
+// perturbed inputs anywhere inside the input balls.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+
+#include "reference/ball.h"
+#include "reference/dd_exp.h"
+#include "reference/double_double.h"
+
+namespace lmo::ref {
+namespace {
+
+using wide = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<100>,
+                                           boost::multiprecision::et_off>;
+
+// splitmix64: a fixed, seeded stream (no <random> distributions).
+struct Stream {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
+  double in(double lo, double hi) { return lo + (hi - lo) * unit(); }
+  // A double-double with a random low word.
+  dd::DD dd_in(double lo, double hi) {
+    const double h = in(lo, hi);
+    return dd::fast_two_sum(h, std::ldexp(in(-0.5, 0.5), std::ilogb(h) - 52));
+  }
+};
+
+wide w(dd::DD x) { return wide(x.hi) + wide(x.lo); }
+wide w(const Ball& b) { return wide(b.hi()) + wide(b.lo()); }
+
+double rel(const wide& approx, const wide& exact) {
+  return exact == 0 ? static_cast<double>(abs(approx)) : static_cast<double>(abs(approx / exact - 1));
+}
+
+TEST(DoubleDouble, OperationsStayWithinTheirProvenBounds) {
+  Stream s{1};
+  double worst_add = 0, worst_mul = 0, worst_div = 0, worst_sqrt = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const dd::DD a = s.dd_in(-4, 4), b = s.dd_in(-4, 4);
+    worst_add = std::max(worst_add, rel(w(dd::add(a, b)), w(a) + w(b)));
+    worst_mul = std::max(worst_mul, rel(w(dd::mul(a, b)), w(a) * w(b)));
+    worst_div = std::max(worst_div, rel(w(dd::div(a, b)), w(a) / w(b)));
+    const dd::DD p = s.dd_in(0.001, 1000);
+    worst_sqrt = std::max(worst_sqrt, rel(w(dd::sqrt(p)), sqrt(w(p))));
+  }
+  EXPECT_LT(worst_add, 3 * 0x1p-106);
+  EXPECT_LT(worst_mul, 4 * 0x1p-106);
+  EXPECT_LT(worst_div, 15.01 * 0x1p-106);
+  EXPECT_LT(worst_sqrt, 3.5 * 0x1p-106);
+  EXPECT_GT(worst_mul, 0) << "the comparison must see the double-double rounding";
+}
+
+TEST(DdExp, RelativeErrorBelowItsWrittenBound) {
+  Stream s{2};
+  double worst = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const dd::DD x = i % 4 == 0 ? s.dd_in(-700, 700) : s.dd_in(-20, 5);
+    const wide exact = exp(w(x));
+    const wide err = abs(w(dd::exp(x)) - exact);
+    ASSERT_LE(err, exact * dd::kExpErr + dd::kExpAbsErr) << x.hi;
+    // Relative accuracy holds while the low word is normal (results above 2^-969).
+    if (exact > wide(0x1p-960)) worst = std::max(worst, static_cast<double>(err / exact));
+  }
+  // Reduction edges: r = ±L/2 and k's binade changes.
+  for (double x : {0.0, 1e-300, -1e-300, 0.00135, -0.00135, 0.6931471805599453, -660.0, 709.0}) {
+    worst = std::max(worst, rel(w(dd::exp({x, 0})), exp(wide(x))));
+  }
+  EXPECT_LT(worst, dd::kExpErr);
+  EXPECT_LT(worst, 0x1p-101) << "the derivation in dd_exp.cc gives < 2^-101.5";
+  // Below the normal range the absolute bound takes over; far below, 0.
+  for (double x : {-708.0, -730.0, -744.0, -745.5}) {
+    EXPECT_LT(static_cast<double>(abs(w(dd::exp({x, 0})) - exp(wide(x)))), dd::kExpAbsErr) << x;
+  }
+  EXPECT_EQ(dd::exp({-800.0, 0}).hi, 0);
+}
+
+// An input ball of radius r around a random midpoint, and a point inside it.
+struct Sample {
+  Ball ball;
+  wide point;
+};
+Sample sample(Stream& s, double lo, double hi, double rel_rad) {
+  const dd::DD m = s.dd_in(lo, hi);
+  const double r = std::fabs(m.hi) * rel_rad;
+  const wide point = w(m) + wide(r) * wide(s.in(-1, 1));
+  return {Ball::from_parts(m.hi, m.lo, r), point};
+}
+
+void expect_contains(const Ball& b, const wide& exact, const char* what) {
+  ASSERT_TRUE(std::isfinite(b.rad())) << what;
+  ASSERT_LE(abs(w(b) - exact), wide(b.rad())) << what << ": midpoint " << b.hi() << " radius "
+                                              << b.rad();
+}
+
+TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
+  Stream s{3};
+  for (int i = 0; i < 20000; ++i) {
+    const double rr = i % 3 == 0 ? 0 : std::ldexp(1.0, -20 - static_cast<int>(s.next() % 80));
+    const Sample a = sample(s, -3, 3, rr), b = sample(s, -3, 3, rr), p = sample(s, 0.01, 30, rr);
+    expect_contains(a.ball + b.ball, a.point + b.point, "add");
+    expect_contains(a.ball - b.ball, a.point - b.point, "sub");
+    expect_contains(a.ball * b.ball, a.point * b.point, "mul");
+    expect_contains(a.ball / p.ball, a.point / p.point, "div");
+    expect_contains(sqrt(p.ball), sqrt(p.point), "sqrt");
+    expect_contains(exp(a.ball), exp(a.point), "exp");
+    expect_contains(log(p.ball), log(p.point), "log");
+    expect_contains(tanh(a.ball), tanh(a.point), "tanh");
+    expect_contains(erf(a.ball), erf(a.point), "erf");
+    expect_contains(sin(p.ball), sin(p.point), "sin");
+    expect_contains(cos(p.ball), cos(p.point), "cos");
+    expect_contains(pow(p.ball, a.ball), pow(p.point, a.point), "pow");
+  }
+}
+
+TEST(Ball, LongChainsStayEnclosedAndNarrow) {
+  // A softmax-weighted sum over 4096 terms, the shape of attention's inner loop.
+  Stream s{4};
+  Ball num, den;
+  wide num_w = 0, den_w = 0;
+  for (int i = 0; i < 4096; ++i) {
+    const Sample z = sample(s, -8, 0, 0), v = sample(s, -2, 2, 0);
+    const Ball e = exp(z.ball);
+    num = num + e * v.ball;
+    den = den + e;
+    num_w += exp(z.point) * v.point;
+    den_w += exp(z.point);
+  }
+  const Ball o = num / den;
+  expect_contains(o, num_w / den_w, "softmax-weighted sum");
+  EXPECT_LT(o.rad(), std::fabs(o.hi()) * 0x1p-80) << "far below a double's half-ulp";
+}
+
+TEST(Ball, OperationsOnDoublesThatAreExactKeepRadiusZero) {
+  const Ball a(1.5), b(0x1p-60), c(3.0);
+  EXPECT_TRUE((a + b).exact());      // 2Sum
+  EXPECT_TRUE((a * b).exact());      // 2Prod
+  EXPECT_TRUE((a / Ball(4.0)).exact());  // a power of two
+  EXPECT_TRUE((Ball(6.0) / c).exact());  // an exact quotient
+  EXPECT_TRUE(sqrt(Ball(2.25)).exact());
+  EXPECT_TRUE(exp(Ball(0.0)).exact());
+  EXPECT_FALSE((Ball(1.0) / c).exact());
+}
+
+TEST(Ball, ComparisonsAreDecidedOrCounted) {
+  const Ball one(1.0);
+  const Ball near = Ball::from_parts(1.0, 0, 0x1p-60);
+  const uint64_t before = ball_undecided();
+  EXPECT_TRUE(one < Ball(2.0));
+  EXPECT_TRUE(near == near);  // identical balls: equal, not counted
+  EXPECT_FALSE(near > Ball(3.0));
+  EXPECT_EQ(ball_undecided(), before);
+  (void)(near < one);  // overlapping, distinct: undecided
+  EXPECT_EQ(ball_undecided(), before + 1);
+}
+
+TEST(Ball, NonFiniteValuesAreExactOrCounted) {
+  const Ball ninf = -std::numeric_limits<Ball>::infinity();
+  const uint64_t before = ball_undecided();
+  EXPECT_EQ(exp(ninf).hi(), 0);
+  EXPECT_TRUE(exp(ninf).exact());
+  EXPECT_TRUE(std::isinf((ninf + Ball(2.0)).hi()));
+  EXPECT_EQ(ball_undecided(), before);
+  (void)exp(Ball(800.0));  // overflows double, not MPFR
+  EXPECT_EQ(ball_undecided(), before + 1);
+  (void)(Ball(1.0) / Ball::from_parts(0, 0, 0x1p-70));  // divisor's interval holds 0
+  EXPECT_EQ(ball_undecided(), before + 2);
+}
+
+}  // namespace
+}  // namespace lmo::ref
