@@ -141,6 +141,11 @@ Ball operator/(const Ball& a, const Ball& b) {
     if (a.exact()) return Ball(a.hi() / b.hi());  // ±inf or NaN, as MPFR says
     return undecided(a.hi() / b.hi());
   }
+  if (a.exact() && a.hi() == 0) {
+    // 0 / b = ±0 exactly, its sign the product of the signs.
+    if (!sign_known(b)) return undecided(a.hi() / b.hi());
+    return Ball(a.hi() / b.hi());
+  }
   if (b.is_double() && is_power_of_two(b.hi())) {
     int e = 0;
     const double m = std::frexp(b.hi(), &e);  // b = ±0.5·2^e

@@ -116,7 +116,8 @@ class Ball {
   explicit operator double() const { return hi_; }
   explicit operator float() const { return static_cast<float>(hi_); }
   // The midpoint (exact when the two words' exponents lie within mp's 167 bits).
-  explicit operator mp() const { return mp(hi_) + mp(lo_); }
+  // A zero low word is left out: −0 + 0 would lose the sign of a −0 midpoint.
+  explicit operator mp() const { return lo_ == 0 ? mp(hi_) : mp(hi_) + mp(lo_); }
 
   // Conservative bounds of the interval as doubles (outward by one ulp).
   double lower() const;

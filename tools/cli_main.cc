@@ -8,6 +8,7 @@
 #include <string>
 
 #include "oracle/core/case.h"
+#include "oracle/core/certified.h"
 #include "oracle/drift/drift.h"
 #include "oracle/verify/listing.h"
 #include "oracle/claims/report.h"
@@ -48,6 +49,14 @@ int lmoracle_main(int argc, char** argv) {
       "lmoracle: deterministic reference simulator and test oracle for transformer math"};
   app.set_version_flag("--version", std::string("lmoracle ") + lmo::oracle::version());
   app.require_subcommand(1);
+  // Options of the main program may also follow the subcommand.
+  app.fallthrough();
+  std::string exact = "certified";
+  app.add_option("--exact", exact,
+                 "How exact values are computed: certified (double-double balls with a rigorous "
+                 "radius, MPFR where they do not decide the rounding; the default) or mpfr (MPFR "
+                 "only, the arbiter); both give the same bytes")
+      ->check(CLI::IsMember({"certified", "mpfr"}));
 
   bool list_json = false;
   CLI::App* list = app.add_subcommand(
@@ -106,6 +115,8 @@ int lmoracle_main(int argc, char** argv) {
     return 2;
   }
 
+  lmo::oracle::set_exact_path(exact == "mpfr" ? lmo::oracle::ExactPath::kMpfr
+                                              : lmo::oracle::ExactPath::kCertified);
   try {
     if (list->parsed()) return run_list(list_json);
     if (claims->parsed()) return lmo::oracle::run_claims(claims_opts, std::cout);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "oracle/core/case.h"
+#include "oracle/core/certified.h"
 #include "oracle/golden/check.h"
 #include "oracle/golden/golden.h"
 #include "oracle/golden/safetensors.h"
@@ -96,6 +97,7 @@ int run_golden(const GoldenArgs& a) {
   std::cout << "golden: " << entries.size() << " files in " << a.out << " ("
             << entries.size() - static_cast<size_t>(skipped) << " written, " << skipped
             << " already up to date)\n";
+  std::cout << lmo::oracle::exact_report() << "\n";
   return 0;
 }
 

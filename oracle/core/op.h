@@ -18,6 +18,7 @@
 #include "oracle/core/params.h"
 #include "oracle/core/topk_groups.h"
 #include "oracle/judge/recipe.h"
+#include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"
 #include "reference/tensor.h"
@@ -109,8 +110,21 @@ class Op {
   virtual ~Op() = default;
   virtual std::vector<InputDecl> inputs() const = 0;
   virtual std::vector<OutputDecl> outputs() const = 0;
-  // The exact values (the reference in mp).
+  // The exact values (the reference in mp). Callers outside the op go through
+  // exact_outputs() (certified.h), which tries enclosure() first.
   virtual Outputs<ref::mp> exact(const InputSet& in) const = 0;
+  // The same formula on balls ([certified], reference/ball.h): an interval around each exact
+  // value, without the per-element data of annotate_exact. nullopt: the op has no such path.
+  virtual std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const {
+    (void)in;
+    return std::nullopt;
+  }
+  // What an exact run adds beyond the values (OutputValues::condition, error_scale computed
+  // from the inputs), applied by exact() and by the certified path alike.
+  virtual void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
+    (void)in;
+    (void)out;
+  }
   // The naive kernel: the same reference formula evaluated in the compute format (f64 in
   // double; f32 and narrower in the simulated formats, every operation rounded once). Values
   // are exact as doubles.

@@ -71,7 +71,12 @@ template <class Derived>
 class GenericOp : public Op {
  public:
   Outputs<ref::mp> exact(const InputSet& in) const override {
-    return self().template compute<ref::mp>(in);
+    Outputs<ref::mp> out = self().template compute<ref::mp>(in);
+    annotate_exact(in, out);
+    return out;
+  }
+  std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override {
+    return self().template compute<ref::Ball>(in);
   }
   Outputs<double> simulated(ref::Format compute, const InputSet& in) const override {
     return with_sim_type(compute, [&]<class T>() {

@@ -96,15 +96,13 @@ OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation 
 
 }  // namespace
 
-Outputs<ref::mp> ElementwiseOp::exact(const InputSet& in) const {
-  Outputs<ref::mp> out = compute<ref::mp>(in);
+void ElementwiseOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
   if (p_.kind != ElementwiseKind::kSoftcap &&
       (p_.act == ref::Activation::kGELU || p_.act == ref::Activation::kGELUTanh)) {
     const std::vector<ref::mp> x = in.values<ref::mp>(p_.kind == ElementwiseKind::kGluGate ? "a" : "x");
     out[0].condition.reserve(x.size());
     for (const ref::mp& v : x) out[0].condition.push_back(activation_condition(p_.act, v));
   }
-  return out;
 }
 
 namespace {

@@ -37,7 +37,7 @@ class ElementwiseOp : public GenericOp<ElementwiseOp> {
   std::vector<OutputDecl> outputs() const override;
   double cost() const override { return 10.0 * static_cast<double>(p_.n); }
   // compute<mp> plus the condition numbers the gelu policies need (policy.h, arg_error).
-  Outputs<ref::mp> exact(const InputSet& in) const override;
+  void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // gelu, gelu_tanh, silu: form (stable | literal).

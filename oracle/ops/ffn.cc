@@ -50,10 +50,8 @@ Outputs<T> FfnOp::compute(const InputSet& in) const {
   return out;
 }
 
-Outputs<ref::mp> FfnOp::exact(const InputSet& in) const {
-  Outputs<ref::mp> out = compute<ref::mp>(in);
+void FfnOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
   out[0].error_scale = ffn_error_scale(p_, in);
-  return out;
 }
 
 std::vector<RoundingPoint> FfnOp::rounding_points() const {

@@ -36,7 +36,7 @@ class FfnOp : public GenericOp<FfnOp> {
            static_cast<double>(p_.d_ff);
   }
   // compute<mp> plus the error scale of the naive-relative policy (ffn_error_scale.h).
-  Outputs<ref::mp> exact(const InputSet& in) const override;
+  void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // hidden (x·W1, x·W and x·V as the first GEMMs store them), act (the activation's output) and,

@@ -95,6 +95,7 @@ Outputs<T> MoeRouterOp::outputs_of(std::vector<ref::Routing<T>> routings,
   template Outputs<T> MoeRouterOp::compute<T>(const InputSet&) const;          \
   template Outputs<T> MoeRouterOp::compute<T>(const InputSet&, const BoundRecipe&) const;
 LMO_MOE_COMPUTE(ref::mp)
+LMO_MOE_COMPUTE(ref::Ball)
 LMO_MOE_COMPUTE(double)
 LMO_MOE_COMPUTE(ref::Sim<ref::Format::f32>)
 LMO_MOE_COMPUTE(ref::tf32)

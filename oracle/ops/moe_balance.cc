@@ -30,8 +30,7 @@ Outputs<T> AuxFreeUpdateOp::compute(const InputSet& in) const {
   return out;
 }
 
-Outputs<ref::mp> AuxFreeUpdateOp::exact(const InputSet& in) const {
-  Outputs<ref::mp> out = compute<ref::mp>(in);
+void AuxFreeUpdateOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
   const std::vector<ref::mp> c = in.values<ref::mp>("bias");
   const ref::mp gamma(p_.gamma);
   out[0].condition.reserve(c.size());
@@ -42,7 +41,6 @@ Outputs<ref::mp> AuxFreeUpdateOp::exact(const InputSet& in) const {
     const bool moved = y != c[i] && y != 0;
     out[0].condition.push_back(moved ? static_cast<double>(gamma / abs(y)) : 0.0);
   }
-  return out;
 }
 
 void add_moe_balance_ops(std::vector<OpInfo>& ops) {

@@ -28,7 +28,7 @@ class AuxFreeUpdateOp : public GenericOp<AuxFreeUpdateOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override { return 4.0 * static_cast<double>(p_.experts); }
-  Outputs<ref::mp> exact(const InputSet& in) const override;
+  void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
 

@@ -136,10 +136,8 @@ std::vector<double> shaw_error_scale(const PositionalParams& p, const InputSet& 
 
 }  // namespace
 
-Outputs<ref::mp> PositionalOp::exact(const InputSet& in) const {
-  Outputs<ref::mp> out = compute<ref::mp>(in);
+void PositionalOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
   if (p_.kind == PositionalKind::kShaw) out[0].error_scale = shaw_error_scale(p_, in);
-  return out;
 }
 
 template <class T>

@@ -58,7 +58,7 @@ class PositionalOp : public GenericOp<PositionalOp> {
   std::vector<OutputDecl> outputs() const override;
   double cost() const override;
   // compute<mp>, plus the Shaw logits' error scale (naive-relative policy, rule (2)).
-  Outputs<ref::mp> exact(const InputSet& in) const override;
+  void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
 

@@ -6,6 +6,8 @@
 //   ExpMpfr/p      MPFR's correctly rounded exp at p bits; `undecided` counts the arguments
 //                  where that result cannot decide the rounding to double (mpfr_can_round);
 //   ExpArb/p       Arb's ball exp at p bits; `undecided`: arb_can_round_arf to 53 bits fails.
+//   ExpDd          the chosen one: reference/dd_exp.h, double-double with a written bound
+//   ExpBall        the same inside Ball arithmetic (reference/ball.h), radius included.
 // Run: build/tools/bench/certified_exp_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 #include <mpfr.h>
@@ -14,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/ball.h"
+#include "reference/dd_exp.h"
 #include "reference/number_types.h"
 
 #if LMO_HAVE_ARB
@@ -48,6 +52,28 @@ void BM_ExpDouble(benchmark::State& state) {
   per_call(state, x.size());
 }
 BENCHMARK(BM_ExpDouble);
+
+void BM_ExpDd(benchmark::State& state) {
+  const std::vector<double> x = arguments();
+  for (auto _ : state) {
+    double acc = 0;
+    for (double v : x) acc += lmo::ref::dd::exp({v, 0}).lo;
+    benchmark::DoNotOptimize(acc);
+  }
+  per_call(state, x.size());
+}
+BENCHMARK(BM_ExpDd);
+
+void BM_ExpBall(benchmark::State& state) {
+  const std::vector<double> x = arguments();
+  for (auto _ : state) {
+    double acc = 0;
+    for (double v : x) acc += exp(lmo::ref::Ball::from_parts(v, 0, 0x1p-90)).rad();
+    benchmark::DoNotOptimize(acc);
+  }
+  per_call(state, x.size());
+}
+BENCHMARK(BM_ExpBall);
 
 void BM_ExpMp(benchmark::State& state) {
   const std::vector<double> x = arguments();

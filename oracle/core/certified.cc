@@ -1,0 +1,88 @@
+#include "oracle/core/certified.h"
+
+#include <atomic>
+
+#include "reference/ball_rounding.h"
+
+namespace lmo::oracle {
+namespace {
+
+std::atomic<ExactPath> g_path{ExactPath::kCertified};
+
+struct Counters {
+  std::atomic<int64_t> certified_ops{0}, fallback_ops{0}, elements{0}, undecided_elements{0},
+      undecided_branches{0};
+};
+Counters g_counters;
+std::atomic<double> g_radius_scale{1.0};
+
+bool decides(const ref::Ball& b, double scale) {
+  if (scale == 1.0) return ref::decides_every_format(b);
+  return ref::decides_every_format(ref::Ball::from_parts(b.hi(), b.lo(), b.rad() * scale));
+}
+
+void add(std::atomic<int64_t>& c, int64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+
+// The midpoints as mp, with what the ball run computed besides the values.
+Outputs<ref::mp> midpoints(const Outputs<ref::Ball>& balls) {
+  Outputs<ref::mp> out(balls.size());
+  for (size_t k = 0; k < balls.size(); ++k) {
+    out[k].values.reserve(balls[k].values.size());
+    for (const ref::Ball& b : balls[k].values) out[k].values.push_back(ref::to_mp(b));
+    out[k].indices = balls[k].indices;
+    out[k].condition = balls[k].condition;
+    out[k].error_scale = balls[k].error_scale;
+  }
+  return out;
+}
+
+}  // namespace
+
+void set_exact_path(ExactPath p) { g_path.store(p); }
+void scale_radii_for_testing(double factor) { g_radius_scale.store(factor); }
+ExactPath exact_path() { return g_path.load(); }
+
+ExactStats exact_stats() {
+  return {g_counters.certified_ops.load(), g_counters.fallback_ops.load(),
+          g_counters.elements.load(), g_counters.undecided_elements.load(),
+          g_counters.undecided_branches.load()};
+}
+
+std::string exact_report() {
+  if (exact_path() == ExactPath::kMpfr) return "exact: MPFR only (--exact mpfr)";
+  const ExactStats s = exact_stats();
+  return "exact: " + std::to_string(s.certified_ops) + " evaluations certified, " +
+         std::to_string(s.fallback_ops) + " recomputed in MPFR (" +
+         std::to_string(s.undecided_elements) + " of " + std::to_string(s.elements) +
+         " elements undecided, " + std::to_string(s.undecided_branches) +
+         " evaluations with an undecided branch)";
+}
+
+Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in) {
+  if (exact_path() == ExactPath::kMpfr) return op.exact(in);
+  // Read before and after: the counter is never reset, so an undecided comparison of this
+  // evaluation (on any of its worker threads) cannot go unseen.
+  const uint64_t before = ref::ball_undecided();
+  std::optional<Outputs<ref::Ball>> balls = op.enclosure(in);
+  if (!balls) return op.exact(in);
+  bool decided = ref::ball_undecided() == before;
+  if (!decided) add(g_counters.undecided_branches, 1);
+  int64_t n = 0, undecided = 0;
+  const double scale = g_radius_scale.load();
+  for (const OutputValues<ref::Ball>& o : *balls) {
+    n += static_cast<int64_t>(o.values.size());
+    for (const ref::Ball& b : o.values) undecided += decides(b, scale) ? 0 : 1;
+  }
+  add(g_counters.elements, n);
+  add(g_counters.undecided_elements, undecided);
+  if (!decided || undecided > 0) {
+    add(g_counters.fallback_ops, 1);
+    return op.exact(in);
+  }
+  add(g_counters.certified_ops, 1);
+  Outputs<ref::mp> out = midpoints(*balls);
+  op.annotate_exact(in, out);
+  return out;
+}
+
+}  // namespace lmo::oracle

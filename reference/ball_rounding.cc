@@ -1,0 +1,71 @@
+// The rounding decision of ball_rounding.h.
+//
+// Write the interval as hi + [d1, d2], d1 = lo − r', d2 = lo + r' (r' the widened radius).
+//  - f64: every value rounds to hi exactly when −h₋ < d1 and d2 < h₊, h₋ and h₊ the half-gaps to
+//    hi's neighbours (they differ at a power of two). Ties are left undecided.
+//  - A narrower format F: its rounding boundaries (midpoints between F's values, and the overflow
+//    threshold) are doubles. The interval, strictly inside hi's f64 rounding interval, contains
+//    no double but hi, so the only boundary it can straddle is hi itself; hi is one exactly when
+//    F rounds hi's two f64 neighbours differently. If it is, the interval must lie on one side.
+#include "reference/ball_rounding.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "reference/formats.h"
+
+namespace lmo::ref {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// MPFR's reference carries 167-bit roundings where the ball carries double-double ones (≥ 2^-106
+// relative): 2^-40 of the radius covers them with room, and 2^-1070 the absolute underflow.
+double widened(double rad) { return rad * (1 + 0x1p-40) + 0x1p-1070; }
+
+// Significant bits of a finite nonzero double (1 … 53; subnormals count from their leading bit).
+int significant_bits(double x) {
+  int e = 0;
+  const double m = std::fabs(std::frexp(x, &e));  // [0.5, 1)
+  const auto mant = static_cast<uint64_t>(std::ldexp(m, 53));  // an integer in [2^52, 2^53)
+  return 53 - std::countr_zero(mant);
+}
+
+bool narrower_format_decides(Format f, double hi, double d1, double d2) {
+  const uint64_t below = encode(f, std::nextafter(hi, -kInf));
+  const uint64_t above = encode(f, std::nextafter(hi, kInf));
+  if (below == above) return true;  // no boundary of f at hi: constant on the interval
+  return d1 > 0 || d2 < 0;          // a boundary at hi: the interval must avoid it
+}
+
+}  // namespace
+
+bool decides_every_format(const Ball& b) {
+  const double hi = b.hi();
+  if (!std::isfinite(hi)) return b.exact();
+  if (b.exact()) {
+    // Exact: the consumer rounds the midpoint itself; it must convert to mp without loss.
+    // hi's leading bit to lo's last spans at most 167 bits when |lo| ≥ |hi|·2^-113.
+    return b.lo() == 0 || std::fabs(b.lo()) >= std::fabs(hi) * 0x1p-113;
+  }
+  // The sign of a zero result is not decided; at ±max the overflow threshold has no neighbour.
+  if (hi == 0 || std::fabs(hi) == std::numeric_limits<double>::max()) return false;
+  const double r = widened(b.rad());
+  // d1, d2 rounded outward (one ulp each way covers the two roundings).
+  const double d1 = std::nextafter(b.lo() - r, -kInf), d2 = std::nextafter(b.lo() + r, kInf);
+  const double h_up = std::fabs(std::nextafter(hi, kInf) - hi) / 2;
+  const double h_down = std::fabs(hi - std::nextafter(hi, -kInf)) / 2;
+  if (!(d1 > -h_down && d2 < h_up)) return false;
+  // A boundary of a format of precision p (a midpoint between two of its values, or its
+  // overflow threshold) has at most p + 1 significant bits; f32's p is the largest (24).
+  if (significant_bits(hi) > 25) return true;
+  for (Format f : {Format::f32, Format::tf32, Format::bf16, Format::f16, Format::e4m3,
+                   Format::e5m2}) {
+    if (!narrower_format_decides(f, hi, d1, d2)) return false;
+  }
+  return true;
+}
+
+}  // namespace lmo::ref

@@ -1,0 +1,121 @@
+// The certified path (oracle/core/certified.h) against the MPFR arbiter on inputs built to sit on
+// or near rounding boundaries: the bytes of every format must agree, the certified path must
+// fall back where it cannot decide, and a radius narrowed on purpose must be caught.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "oracle/core/case.h"
+#include "oracle/core/case_inputs.h"
+#include "oracle/core/certified.h"
+
+namespace lmo::oracle {
+namespace {
+
+using nlohmann::json;
+
+struct Built {
+  std::unique_ptr<Op> op;
+  InputSet in;
+};
+
+// The case's op and f32 inputs, with `change` applied to the named input's values.
+Built build(const json& j, const std::string& input,
+            const std::function<double(int64_t, double)>& change) {
+  const Case c = parse_case(j, "<certified_test>", "case");
+  Built b{make_op(c), {}};
+  const InputSet drawn = make_inputs(c, *b.op, ref::Format::f32);
+  for (const auto& [name, t] : drawn.all()) {
+    ref::Tensor copy = t;
+    if (name == input) {
+      for (int64_t i = 0; i < copy.numel(); ++i) copy.set(i, change(i, copy.get(i)));
+    }
+    b.in.add(name, std::move(copy));
+  }
+  return b;
+}
+
+// Every output element's bits in every format, and the top-k indices.
+std::vector<uint64_t> golden_bits(const Outputs<ref::mp>& o) {
+  std::vector<uint64_t> bits;
+  for (const OutputValues<ref::mp>& v : o) {
+    for (const ref::mp& x : v.values) {
+      for (ref::Format f : ref::kAllFormats) bits.push_back(ref::encode(f, x));
+    }
+    for (int64_t i : v.indices) bits.push_back(static_cast<uint64_t>(i));
+  }
+  return bits;
+}
+
+// Bits that differ between the certified path and MPFR, and whether the certified path fell back.
+struct Comparison {
+  int64_t differing = 0;
+  bool fell_back = false;
+};
+Comparison compare_paths(const Built& b) {
+  set_exact_path(ExactPath::kMpfr);
+  const std::vector<uint64_t> arbiter = golden_bits(exact_outputs(*b.op, b.in));
+  set_exact_path(ExactPath::kCertified);
+  const int64_t fallbacks = exact_stats().fallback_ops;
+  const std::vector<uint64_t> certified = golden_bits(exact_outputs(*b.op, b.in));
+  Comparison c;
+  c.fell_back = exact_stats().fallback_ops > fallbacks;
+  EXPECT_EQ(arbiter.size(), certified.size());
+  for (size_t i = 0; i < arbiter.size() && i < certified.size(); ++i) {
+    c.differing += arbiter[i] != certified[i] ? 1 : 0;
+  }
+  return c;
+}
+
+// Attention whose values are all c = 1 + 2^-8, the midpoint between bf16's 1 and 1 + 2^-7 (exact
+// in f32): every output is exactly c, Σ p_j·c / 1, while the probabilities are inexact, so every
+// output's interval straddles a bf16 (and e4m3, e5m2) rounding boundary.
+json constant_value_attention() {
+  return {{"id", "adversarial/attention-constant-v"},
+          {"op", "attention"},
+          {"seed", 91},
+          {"formats", {"f32"}},
+          {"params", {{"h", 2}, {"g", 1}, {"d", 16}, {"tokens", 12}, {"mask", "causal"}}}};
+}
+double bf16_midpoint(int64_t, double) { return 1 + 0x1p-8; }
+
+TEST(Certified, OutputsOnARoundingBoundaryFallBackAndAgree) {
+  const Built b = build(constant_value_attention(), "v", bf16_midpoint);
+  const Comparison c = compare_paths(b);
+  EXPECT_TRUE(c.fell_back) << "an exact midpoint cannot be decided by an interval around it";
+  EXPECT_EQ(c.differing, 0);
+}
+
+// f32 arguments whose exact SiLU lies within 2^-70 (relative) of a midpoint between two
+// doubles, found with mpmath at 200 bits (tests/data/certified_near_midpoints.py). The balls
+// (radius ~2^-98) decide them, and must decide them the way MPFR rounds.
+TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
+  const std::vector<double> near = {
+#include "data/certified_silu_near_midpoints.inc"
+  };
+  ASSERT_FALSE(near.empty());
+  const json j = {{"id", "adversarial/silu-near-midpoints"}, {"op", "silu"}, {"seed", 92},
+                  {"formats", {"f32"}}, {"params", {{"n", static_cast<int64_t>(near.size())}}}};
+  const Built b = build(j, "x", [&](int64_t i, double) { return near[static_cast<size_t>(i)]; });
+  const Comparison c = compare_paths(b);
+  EXPECT_FALSE(c.fell_back) << "2^-70 is far outside a double-double radius";
+  EXPECT_EQ(c.differing, 0);
+}
+
+// The same boundary outputs with every radius narrowed to 0: the certified path now claims the
+// double-double midpoints exact and decides every rounding, although their true error
+// (~2^-100) straddles the boundary. The comparison above must see the wrong bits: it proves the
+// adversarial test can fail.
+TEST(Certified, ARadiusNarrowedOnPurposeIsCaught) {
+  const Built b = build(constant_value_attention(), "v", bf16_midpoint);
+  scale_radii_for_testing(0);
+  const Comparison c = compare_paths(b);
+  scale_radii_for_testing(1);
+  EXPECT_FALSE(c.fell_back);
+  EXPECT_GT(c.differing, 0) << "a too-tight bound must change some rounding";
+}
+
+}  // namespace
+}  // namespace lmo::oracle
