@@ -246,7 +246,15 @@ Ball log1p(const Ball& x) {
 
 // Lipschitz constants: |tanh'|, |sin'|, |cos'|, |atan'| ≤ 1; |erf'| = |erfc'| ≤ 2/√π < 1.1284.
 Ball tanh(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::tanh(v)); }, 1);
+  // tanh|x| = (1 − e)/(1 + e), e = e^(−2|x|), in ball arithmetic (its radius is the bound). Near
+  // 0 the subtraction cancels (relative radius ≈ 2^-98/|x|): MPFR there, and for non-finite x.
+  if (!finite(x) || !(std::fabs(x.hi()) >= 0x1p-30) || x.rad() > std::fabs(x.hi()) * 0x1p-40) {
+    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::tanh(v)); }, 1);
+  }
+  const Ball e = exp(ldexp(abs(x), 1) * Ball(-1.0));
+  const Ball one(1.0);
+  const Ball t = (one - e) / (one + e);
+  return std::signbit(x.hi()) ? -t : t;
 }
 Ball erf(const Ball& x) {
   return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, 1.1284);

@@ -42,7 +42,7 @@ bool narrower_format_decides(Format f, double hi, double d1, double d2) {
 
 }  // namespace
 
-bool decides_every_format(const Ball& b) {
+bool decides_rounding(const Ball& b, std::span<const Format> formats) {
   const double hi = b.hi();
   if (!std::isfinite(hi)) return b.exact();
   if (b.exact()) {
@@ -61,9 +61,8 @@ bool decides_every_format(const Ball& b) {
   // A boundary of a format of precision p (a midpoint between two of its values, or its
   // overflow threshold) has at most p + 1 significant bits; f32's p is the largest (24).
   if (significant_bits(hi) > 25) return true;
-  for (Format f : {Format::f32, Format::tf32, Format::bf16, Format::f16, Format::e4m3,
-                   Format::e5m2}) {
-    if (!narrower_format_decides(f, hi, d1, d2)) return false;
+  for (Format f : formats) {
+    if (f != Format::f64 && !narrower_format_decides(f, hi, d1, d2)) return false;
   }
   return true;
 }

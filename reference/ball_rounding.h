@@ -2,14 +2,19 @@
 // evaluation stand in for MPFR ([certified], oracle/core/certified.h).
 #pragma once
 
+#include <span>
+
 #include "reference/ball.h"
+#include "reference/formats.h"
 
 namespace lmo::ref {
 
 // True when every value of b's interval, widened by the margin that also covers the MPFR
-// reference's own rounding (ball.h), rounds to the same bits in every format of formats.h (f64,
-// f32, tf32, bf16, f16, e4m3, e5m2), so that rounding b's midpoint gives the reference's bits.
-// An exact ball decides trivially when its midpoint converts to mp exactly.
-bool decides_every_format(const Ball& b);
+// reference's own rounding (ball.h), rounds to the same bits in f64 and in each of `formats`, so
+// that rounding b's midpoint gives the reference's bits. An exact ball decides when its midpoint
+// converts to mp exactly.
+bool decides_rounding(const Ball& b, std::span<const Format> formats);
+// The same for every format of formats.h (f64, f32, tf32, bf16, f16, e4m3, e5m2).
+inline bool decides_every_format(const Ball& b) { return decides_rounding(b, kAllFormats); }
 
 }  // namespace lmo::ref

@@ -115,6 +115,7 @@ TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
     expect_contains(exp(a.ball), exp(a.point), "exp");
     expect_contains(log(p.ball), log(p.point), "log");
     expect_contains(tanh(a.ball), tanh(a.point), "tanh");
+    expect_contains(tanh(-p.ball), tanh(-p.point), "tanh of a wide range");
     expect_contains(erf(a.ball), erf(a.point), "erf");
     expect_contains(sin(p.ball), sin(p.point), "sin");
     expect_contains(cos(p.ball), cos(p.point), "cos");

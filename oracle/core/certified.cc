@@ -16,9 +16,9 @@ struct Counters {
 Counters g_counters;
 std::atomic<double> g_radius_scale{1.0};
 
-bool decides(const ref::Ball& b, double scale) {
-  if (scale == 1.0) return ref::decides_every_format(b);
-  return ref::decides_every_format(ref::Ball::from_parts(b.hi(), b.lo(), b.rad() * scale));
+bool decides(const ref::Ball& b, double scale, std::span<const ref::Format> formats) {
+  if (scale == 1.0) return ref::decides_rounding(b, formats);
+  return ref::decides_rounding(ref::Ball::from_parts(b.hi(), b.lo(), b.rad() * scale), formats);
 }
 
 void add(std::atomic<int64_t>& c, int64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -58,7 +58,8 @@ std::string exact_report() {
          " evaluations with an undecided branch)";
 }
 
-Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in) {
+Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
+                               std::span<const ref::Format> rounded_to) {
   if (exact_path() == ExactPath::kMpfr) return op.exact(in);
   // Read before and after: the counter is never reset, so an undecided comparison of this
   // evaluation (on any of its worker threads) cannot go unseen.
@@ -71,7 +72,7 @@ Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in) {
   const double scale = g_radius_scale.load();
   for (const OutputValues<ref::Ball>& o : *balls) {
     n += static_cast<int64_t>(o.values.size());
-    for (const ref::Ball& b : o.values) undecided += decides(b, scale) ? 0 : 1;
+    for (const ref::Ball& b : o.values) undecided += decides(b, scale, rounded_to) ? 0 : 1;
   }
   add(g_counters.elements, n);
   add(g_counters.undecided_elements, undecided);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "oracle/core/op.h"
@@ -39,7 +40,9 @@ std::string exact_report();
 // decision (0: every midpoint claimed exact). 1 (the default) everywhere else.
 void scale_radii_for_testing(double factor);
 
-// op.exact(in), through the path chosen by set_exact_path.
-Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in);
+// op.exact(in), through the path chosen by set_exact_path. `rounded_to`: the formats the caller
+// rounds the values to (f64 always): the certified path must decide those roundings only.
+Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
+                               std::span<const ref::Format> rounded_to = ref::kAllFormats);
 
 }  // namespace lmo::oracle

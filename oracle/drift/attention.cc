@@ -90,8 +90,9 @@ DriftResult attention_length(const DriftOptions& o, const DriftProgress& progres
     const std::vector<double> q = bf16_uniform(o.seed, key + ".q", tq * d, -2, 2);
     const std::vector<double> k = bf16_uniform(o.seed, key + ".k", t * d, -1, 1);
     const std::vector<double> v = bf16_uniform(o.seed, key + ".v", t * d, 0.5, 1.5);
-    const std::vector<mp> exact =
-        ref::attention<mp>(mat<mp>(q, tq, d), mat<mp>(k, t, d), mat<mp>(v, t, d), cfg).data;
+    const std::vector<mp> exact = exact_values([&]<class T>() {
+      return ref::attention<T>(mat<T>(q, tq, d), mat<T>(k, t, d), mat<T>(v, t, d), cfg).data;
+    });
     DriftAccumulator nff(Format::bf16), nbf(Format::bf16), nbb(Format::bf16), nhh(Format::f16),
         obf(Format::bf16), obb(Format::bf16), off(Format::f32);
     naive<float, float>(q, k, v, tq, t, cfg, exact, nff);

@@ -71,7 +71,7 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
   const std::vector<double> gamma = bf16_uniform(o.seed, "fp8.gamma", d, 0.5, 1.5);
   const std::vector<double> a = bf16_uniform(o.seed, "fp8.a", d, -4, 4);
   const std::vector<double> bu = bf16_uniform(o.seed, "fp8.b", d, -1, 1);
-  const std::vector<mp> x_mp = as<mp>(x), a_mp = as<mp>(a);
+  const std::vector<mp> a_mp = as<mp>(a);
   const std::vector<float> x_f = as<float>(x), a_f = as<float>(a);
   const double eps = 0x1p-17;
   std::vector<int> exps;
@@ -87,9 +87,10 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
       if (norm) {
         std::vector<double> g(gamma);
         for (double& v : g) v = std::ldexp(v, e);
-        const std::vector<mp> g_mp = as<mp>(g);
         const std::vector<float> g_f = as<float>(g);
-        exact = ref::rmsnorm<mp>(x_mp, g_mp, mp(eps));
+        exact = exact_values([&]<class T>() {
+          return ref::rmsnorm<T>(as<T>(x), as<T>(g), ref::from_mp<T>(mp(eps)));
+        });
         y = ref::rmsnorm<float>(x_f, g_f, static_cast<float>(eps));
       } else {
         for (size_t i = 0; i < exact.size(); ++i) {

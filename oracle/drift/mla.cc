@@ -101,11 +101,18 @@ DriftResult mla_absorption(const DriftOptions& o, const DriftProgress& progress)
   in.uv = weight(o.seed, "w_uv", c.kv_latent_dim, hq);
   in.o = weight(o.seed, "w_o", hq, d);
   const ref::MlaWeights<mp> w_mp = weights<mp>(in, c);
+  const ref::MlaWeights<ref::Ball> w_ball = weights<ref::Ball>(in, c);
   int64_t done = 0;
   for (int64_t t : lengths) {
     progress(done++, static_cast<int64_t>(lengths.size()), "length " + std::to_string(t));
     in.h = bf16_uniform(o.seed, "mla.h." + std::to_string(t), t * d, -1, 1);
-    const std::vector<mp> exact = ref::mla_naive<mp>(mat<mp>(in.h, t, d), w_mp, c).u.data;
+    const std::vector<mp> exact = exact_values([&]<class T>() {
+      if constexpr (std::is_same_v<T, mp>) {
+        return ref::mla_naive<T>(mat<T>(in.h, t, d), w_mp, c).u.data;
+      } else {
+        return ref::mla_naive<T>(mat<T>(in.h, t, d), w_ball, c).u.data;
+      }
+    });
     DriftAccumulator nbf(Format::bf16), abf(Format::bf16), nbb(Format::bf16), abb(Format::bf16),
         nff(Format::f32), aff(Format::f32);
     both_forms<bfloat16, float>(in, t, c, exact, nbf, abf);

@@ -114,9 +114,11 @@ DriftResult norm_width(const DriftOptions& o, const DriftProgress& progress) {
                bf16_uniform(o.seed, key + ".gamma", d, 0.5, 1.5),
                bf16_uniform(o.seed, key + ".beta", d, -0.5, 0.5)};
         if (!layer) std::fill(in.beta.begin(), in.beta.end(), 0.0);
-        const std::vector<mp> x = as<mp>(in.x), g = as<mp>(in.gamma), be = as<mp>(in.beta);
-        const std::vector<mp> exact =
-            layer ? ref::layernorm<mp>(x, g, be, mp(kEps)) : ref::rmsnorm<mp>(x, g, mp(kEps));
+        const std::vector<mp> exact = exact_values([&]<class T>() {
+          const std::vector<T> x = as<T>(in.x), g = as<T>(in.gamma), be = as<T>(in.beta);
+          const T eps = ref::from_mp<T>(mp(kEps));
+          return layer ? ref::layernorm<T>(x, g, be, eps) : ref::rmsnorm<T>(x, g, eps);
+        });
         policy<float, float>(in, layer, exact, f32);
         policy<float, float>(in, layer, exact, bf32);  // stored to bf16 by the accumulator
         policy<bfloat16, float>(in, layer, exact, bbf);

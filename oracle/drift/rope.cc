@@ -65,6 +65,7 @@ DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) 
 
   const std::vector<double> x = bf16_uniform(o.seed, "rope.x", d, -1, 1);
   const std::vector<mp> x_mp = as<mp>(x);
+  const std::vector<ref::Ball> x_ball = as<ref::Ball>(x);
   const std::vector<float> x_f = as<float>(x);
   const std::vector<bfloat16> x_b = as<bfloat16>(x);
   const double bases[] = {1e4, 5e5};
@@ -73,6 +74,7 @@ DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) 
   for (int bi = 0; bi < 2; ++bi) {
     const std::string& panel = r.panels[static_cast<size_t>(bi)];
     const std::vector<mp> inv_mp = ref::rope_inv_freq<mp>(d, mp(bases[bi]));
+    const std::vector<ref::Ball> inv_ball = ref::rope_inv_freq<ref::Ball>(d, ref::Ball(bases[bi]));
     const std::vector<double> inv_d = ref::rope_inv_freq<double>(d, bases[bi]);
     const std::vector<float> inv_f = ref::rope_inv_freq<float>(d, static_cast<float>(bases[bi]));
     std::vector<float> inv_fb(inv_f.size());
@@ -91,7 +93,13 @@ DriftResult rope_position(const DriftOptions& o, const DriftProgress& progress) 
           a_tb(ref::Format::f32), a_th(ref::Format::f32), a_pos(ref::Format::f32),
           a_bf(ref::Format::bf16);
       for (int64_t p : positions) {
-        const std::vector<mp> exact = ref::rope<mp>(x_mp, mp(p), inv_mp, kLayout);
+        const std::vector<mp> exact = exact_values([&]<class T>() {
+          if constexpr (std::is_same_v<T, mp>) {
+            return ref::rope<T>(x_mp, T(p), inv_mp, kLayout);
+          } else {
+            return ref::rope<T>(x_ball, T(p), inv_ball, kLayout);
+          }
+        });
         const float pf = ref::rope_position<float>(p);
         add_all(a_f32, exact, ref::rope<float>(x_f, pf, inv_f, kLayout));
         add_all(a_invb, exact, ref::rope<float>(x_f, pf, inv_fb, kLayout));

@@ -128,13 +128,15 @@ DriftResult softmax_vocab(const DriftOptions& o, const DriftProgress& progress) 
         std::vector<double> z = bf16_uniform(o.seed, key, v, -1, 1);
         for (double& x : z) x *= sc;  // a power of two: exact
         const int64_t target = uniform_ints(o.seed, key + ".target", 1, 0, v)[0];
-        const std::vector<mp> zm = as<mp>(z);
         Exact ex;
-        ex.p = ref::softmax<mp>(std::span<const mp>(zm));
+        ex.p = exact_values([&]<class T>() {
+          const std::vector<T> zt = as<T>(z);
+          return ref::softmax<T>(std::span<const T>(zt));
+        });
         // CE = −log p_target (C10) and log Z = z_target + CE: exact to ~160 bits from the mp
         // softmax, without a second pass of V exponentials.
         ex.ce = -log(ex.p[static_cast<size_t>(target)]);
-        const mp lse = zm[static_cast<size_t>(target)] + ex.ce;
+        const mp lse = mp(z[static_cast<size_t>(target)]) + ex.ce;
         ex.zl = ex.ce + mp(kLambda) * lse * lse;
         row<float, float>(z, target, true, ex, accs[0]);
         // f32 results stored in bf16: the accumulator rounds the probabilities to its format.

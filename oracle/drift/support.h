@@ -3,6 +3,7 @@
 // oracle/drift*.cc.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "oracle/drift/drift.h"
+#include "reference/ball.h"
 #include "reference/numeric.h"
 
 namespace lmo::oracle::drift {
@@ -36,6 +38,25 @@ std::vector<T> as(std::span<const double> v) {
 template <class T>
 std::vector<T> as(const std::vector<double>& v) {
   return as<T>(std::span<const double>(v));
+}
+
+// The exact values of a formula through the certified evaluation ([certified]): f on balls
+// (reference/ball.h), accepted when no comparison was undecided and every radius is below 2^-60
+// of its value (2^-7 of a double's last place: invisible in any drift statistic); otherwise f in
+// mp. f is generic: f.template operator()<T>() returns std::vector<T>.
+template <class F>
+std::vector<mp> exact_values(F&& f) {
+  const uint64_t before = ref::ball_undecided();
+  const std::vector<ref::Ball> balls = f.template operator()<ref::Ball>();
+  bool tight = ref::ball_undecided() == before;
+  std::vector<mp> out;
+  out.reserve(balls.size());
+  for (const ref::Ball& b : balls) {
+    tight = tight && b.rad() <= std::fabs(b.hi()) * 0x1p-60;
+    out.push_back(ref::to_mp(b));
+  }
+  if (tight) return out;
+  return f.template operator()<mp>();
 }
 
 // Adds got[i] against exact[i] for every i (same lengths).

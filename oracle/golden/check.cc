@@ -159,7 +159,7 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     auto it = exact_by_format.find(f);
     if (it == exact_by_format.end()) {
       InputSet in = s.inputs_in(f);
-      Outputs<ref::mp> exact = exact_outputs(op, in);
+      Outputs<ref::mp> exact = exact_outputs(op, in, {&f, 1});
       it = exact_by_format.emplace(f, std::make_pair(std::move(in), std::move(exact))).first;
     }
     return it->second;

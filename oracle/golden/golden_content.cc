@@ -104,14 +104,14 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
   SafetensorsContent out;
   for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
   const std::vector<OutputDecl> decls = op.outputs();
-  const Outputs<ref::mp> exact_given = exact_outputs(op, in);
+  const Outputs<ref::mp> exact_given = exact_outputs(op, in, c.formats);
   for (ref::Format f : c.formats) {
     // A kernel storing format f reads its inputs in f; where the conversion is exact (f at
     // least as wide as every input) those are the given inputs and their exact run is reused.
     // A case with its own input_format: every output format on those very inputs.
     bool same_inputs = true;
     const InputSet converted = c.input_format ? InputSet{} : convert_inputs(in, f, &same_inputs);
-    const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted);
+    const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted, c.formats);
     const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
     for (size_t k = 0; k < decls.size(); ++k) {
       if (decls[k].topk) continue;
