@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/math/constants/constants.hpp>
 #include <boost/multiprecision/mpfr.hpp>
 
 #include "reference/dd_exp.h"
@@ -48,20 +49,25 @@ bool is_power_of_two(double x) {
   return x != 0 && std::isfinite(x) && std::fabs(std::frexp(x, &e)) == 0.5;
 }
 
-// f evaluated by MPFR on the midpoint (the reference's own function, correctly rounded to 167
-// bits), widened by lipschitz·(x's radius): the function's variation over the ball. 2^-160·|f|
-// covers MPFR's rounding and the midpoint's conversion (exact unless the words span > 167 bits).
+// The interval around a value MPFR computed: its double-double rounding, widened by 2^-160·|y|
+// (MPFR's correct rounding to 167 bits) and by `spread`, how far the function moves over the
+// argument's ball.
+Ball around_mpfr(const mp& y, double spread) {
+  const Ball b(y);
+  if (!finite(b)) return undecided(b.hi());
+  return Ball::from_parts(b.hi(), b.lo(), up(b.rad() + std::fabs(b.hi()) * 0x1p-160 + spread));
+}
+
+// f evaluated by MPFR on the midpoint (the reference's own function), widened by
+// lipschitz·(x's radius). 2^-160·|x| covers the midpoint's conversion to mp (exact unless the
+// two words span more than 167 bits).
 template <class F>
 Ball via_mp(const Ball& x, F f, double lipschitz) {
   if (!finite(x)) {
     if (!x.exact()) return undecided(x.hi());
     return Ball(f(to_mp(x)));
   }
-  const Ball y(f(to_mp(x)));
-  if (!finite(y)) return undecided(y.hi());
-  const double in = x.rad() + std::fabs(x.hi()) * 0x1p-160;
-  return Ball::from_parts(y.hi(), y.lo(),
-                          up(y.rad() + std::fabs(y.hi()) * 0x1p-160 + lipschitz * in));
+  return around_mpfr(f(to_mp(x)), lipschitz * (x.rad() + std::fabs(x.hi()) * 0x1p-160));
 }
 
 }  // namespace
@@ -262,11 +268,88 @@ Ball erf(const Ball& x) {
 Ball erfc(const Ball& x) {
   return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, 1.1284);
 }
+namespace {
+
+// sin and cos by reduction to |r| ≤ π/4 and Taylor series, all in ball arithmetic: the radius
+// the operations carry is the rounding bound, and the truncation bound is added to it.
+struct TrigConstants {
+  // π/2 = p1 + p2 + rest: p1 and p2 of 32 significant bits (k·p1, k·p2 exact for |k| < 2^21),
+  // rest an MPFR enclosure.
+  double two_over_pi = 0, p1 = 0, p2 = 0;
+  Ball rest;
+  // (−1)^k/(2k+1)! and (−1)^k/(2k)!, k = 0 … kTerms − 1, as enclosures of the exact rationals.
+  static constexpr int kTerms = 14;
+  Ball sin_c[kTerms], cos_c[kTerms];
+};
+
+double cut32(double x) {
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::trunc(std::ldexp(m, 32)), e - 32);
+}
+
+const TrigConstants& trig() {
+  static const TrigConstants c = [] {
+    TrigConstants t;
+    const mp half_pi = boost::math::constants::half_pi<mp>();
+    t.two_over_pi = static_cast<double>(mp(1 / half_pi));
+    t.p1 = cut32(static_cast<double>(half_pi));
+    t.p2 = cut32(static_cast<double>(mp(half_pi - t.p1)));
+    t.rest = around_mpfr(half_pi - t.p1 - t.p2, 0);
+    mp even = 1;  // (2k)!
+    for (int k = 0; k < TrigConstants::kTerms; ++k) {
+      if (k > 0) even *= mp(2 * k - 1) * (2 * k);
+      const mp odd = even * (2 * k + 1);  // (2k+1)!
+      const mp sign = k % 2 ? -1 : 1;
+      t.cos_c[k] = around_mpfr(sign / even, 0);
+      t.sin_c[k] = around_mpfr(sign / odd, 0);
+    }
+    return t;
+  }();
+  return c;
+}
+
+// Σ_k c_k·r^(2k)… by Horner in r², plus the alternating series' first omitted term, bounded
+// by |r|^(2·kTerms + odd)/(2·kTerms + odd)! ≤ (π/4)^28/28! < 2^-107 for the ranges used.
+Ball taylor(const Ball* c, const Ball& r2) {
+  Ball h = c[TrigConstants::kTerms - 1];
+  for (int k = TrigConstants::kTerms - 2; k >= 0; --k) h = c[k] + r2 * h;
+  return h;
+}
+
+// sin (want_sin) or cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).
+Ball sin_or_cos(const Ball& x, bool want_sin) {
+  const TrigConstants& t = trig();
+  const double kd = std::nearbyint(x.hi() * t.two_over_pi);
+  const Ball k(kd);
+  const Ball r = ((x - k * Ball(t.p1)) - k * Ball(t.p2)) - k * t.rest;
+  const double r_max = std::max(std::fabs(r.lower()), std::fabs(r.upper()));
+  if (!(r_max < 0.8)) return undecided(want_sin ? std::sin(x.hi()) : std::cos(x.hi()));
+  const Ball r2 = r * r;
+  // The first omitted terms: r^29/29! (sin) and r^28/28! (cos), below 2^-101 for |r| < 0.8.
+  const double tail = std::pow(r_max, 28) / 3.0e29;
+  const Ball s = r * taylor(t.sin_c, r2), c = taylor(t.cos_c, r2);
+  const Ball sb = Ball::from_parts(s.hi(), s.lo(), up(s.rad() + tail));
+  const Ball cb = Ball::from_parts(c.hi(), c.lo(), up(c.rad() + tail));
+  // x = k·π/2 + r: quadrant q = k mod 4.
+  const int q = static_cast<int>(static_cast<long long>(kd) & 3);
+  if (want_sin) return q == 0 ? sb : q == 1 ? cb : q == 2 ? -sb : -cb;
+  return q == 0 ? cb : q == 1 ? -sb : q == 2 ? -cb : sb;
+}
+
+}  // namespace
+
 Ball sin(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
+  if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
+    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
+  }
+  return sin_or_cos(x, true);
 }
 Ball cos(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
+  if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
+    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
+  }
+  return sin_or_cos(x, false);
 }
 Ball atan(const Ball& x) {
   return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::atan(v)); }, 1);
@@ -275,8 +358,7 @@ Ball atan(const Ball& x) {
 Ball pow(const Ball& a, const Ball& b) {
   if (a.exact() && b.exact()) {
     // MPFR's pow of the exact operands (RoPE's θ^(−2i/d)), as the reference computes it.
-    const mp y = boost::multiprecision::pow(to_mp(a), to_mp(b));
-    return via_mp(Ball(0.0), [&](const mp&) { return y; }, 0);
+    return around_mpfr(boost::multiprecision::pow(to_mp(a), to_mp(b)), 0);
   }
   if (!(a.lower() > 0)) return undecided(std::pow(a.hi(), b.hi()));
   return exp(b * log(a));
@@ -295,19 +377,5 @@ Ball floor(const Ball& x) {
   return Ball(fl);
 }
 
-Ball frexp(const Ball& x, int* e) {
-  int el = 0, eu = 0;
-  (void)std::frexp(std::fabs(x.lower()), &el);
-  (void)std::frexp(std::fabs(x.upper()), &eu);
-  if (x.exact()) {
-    (void)std::frexp(x.hi(), e);
-    // hi = ±2^k and lo pulls the value below it: one binade down.
-    if (std::fabs(std::frexp(x.hi(), e)) == 0.5 && x.lo() != 0 && std::signbit(x.lo()) != std::signbit(x.hi())) --*e;
-    return ldexp(x, -*e);
-  }
-  if (el != eu || std::signbit(x.lower()) != std::signbit(x.upper())) count_ball_undecided();
-  (void)std::frexp(x.hi(), e);
-  return ldexp(x, -*e);
-}
 
 }  // namespace lmo::ref

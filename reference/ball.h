@@ -180,7 +180,6 @@ Ball sqrt(const Ball& x);
 Ball pow(const Ball& a, const Ball& b);
 Ball fma(const Ball& a, const Ball& b, const Ball& c);
 Ball floor(const Ball& x);
-Ball frexp(const Ball& x, int* e);
 Ball max(const Ball& a, const Ball& b);
 Ball min(const Ball& a, const Ball& b);
 

@@ -119,6 +119,9 @@ TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
     expect_contains(erf(a.ball), erf(a.point), "erf");
     expect_contains(sin(p.ball), sin(p.point), "sin");
     expect_contains(cos(p.ball), cos(p.point), "cos");
+    const Sample angle = sample(s, -2e6, 2e6, rr * 0x1p-30);  // RoPE and sinusoidal angles
+    expect_contains(sin(angle.ball), sin(angle.point), "sin of a large angle");
+    expect_contains(cos(angle.ball), cos(angle.point), "cos of a large angle");
     expect_contains(pow(p.ball, a.ball), pow(p.point, a.point), "pow");
   }
 }
@@ -139,6 +142,16 @@ TEST(Ball, LongChainsStayEnclosedAndNarrow) {
   const Ball o = num / den;
   expect_contains(o, num_w / den_w, "softmax-weighted sum");
   EXPECT_LT(o.rad(), std::fabs(o.hi()) * 0x1p-80) << "far below a double's half-ulp";
+}
+
+TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {
+  Stream s{5};
+  for (int i = 0; i < 2000; ++i) {
+    const double x = s.in(-131072, 131072);
+    const Ball sb = sin(Ball(x)), cb = cos(Ball(x));
+    EXPECT_LT(sb.rad(), 0x1p-80) << x;
+    EXPECT_LT(cb.rad(), 0x1p-80) << x;
+  }
 }
 
 TEST(Ball, OperationsOnDoublesThatAreExactKeepRadiusZero) {
