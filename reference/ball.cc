@@ -8,6 +8,7 @@
 #include <boost/multiprecision/mpfr.hpp>
 
 #include "reference/dd_exp.h"
+#include "reference/split_constant.h"
 
 namespace lmo::ref {
 namespace {
@@ -282,19 +283,13 @@ struct TrigConstants {
   Ball sin_c[kTerms], cos_c[kTerms];
 };
 
-double cut32(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);
-  return std::ldexp(std::trunc(std::ldexp(m, 32)), e - 32);
-}
-
 const TrigConstants& trig() {
   static const TrigConstants c = [] {
     TrigConstants t;
     const mp half_pi = boost::math::constants::half_pi<mp>();
     t.two_over_pi = static_cast<double>(mp(1 / half_pi));
-    t.p1 = cut32(static_cast<double>(half_pi));
-    t.p2 = cut32(static_cast<double>(mp(half_pi - t.p1)));
+    t.p1 = cut_to_32_bits(static_cast<double>(half_pi));
+    t.p2 = cut_to_32_bits(static_cast<double>(mp(half_pi - t.p1)));
     t.rest = around_mpfr(half_pi - t.p1 - t.p2, 0);
     mp even = 1;  // (2k)!
     for (int k = 0; k < TrigConstants::kTerms; ++k) {

@@ -30,6 +30,7 @@
 #include <cmath>
 
 #include "reference/number_types.h"
+#include "reference/split_constant.h"
 
 namespace lmo::ref::dd {
 namespace {
@@ -47,20 +48,13 @@ DD dd_of(const mp& x) {
   return {hi, lo};
 }
 
-// x with its significand cut to 32 bits (toward zero), so that k·x is exact for |k| < 2^21.
-double cut32(double x) {
-  int e = 0;
-  const double m = std::frexp(x, &e);
-  return std::ldexp(std::trunc(std::ldexp(m, 32)), e - 32);
-}
-
 Constants make_constants() {
   Constants c;
   const mp l = boost::multiprecision::log(mp(2)) / 256;
   c.inv_l = static_cast<double>(mp(1 / l));
-  c.l1 = cut32(static_cast<double>(l));
+  c.l1 = cut_to_32_bits(static_cast<double>(l));
   const mp rest = l - c.l1;
-  c.l2 = cut32(static_cast<double>(rest));
+  c.l2 = cut_to_32_bits(static_cast<double>(rest));
   c.l3 = static_cast<double>(mp(rest - c.l2));
   for (int j = 0; j < 256; ++j) c.table[static_cast<size_t>(j)] = dd_of(exp(mp(j) * l));
   return c;

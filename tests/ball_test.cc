@@ -10,6 +10,7 @@
 #include "reference/ball.h"
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
+#include "tests/support/splitmix.h"
 
 namespace lmo::ref {
 namespace {
@@ -17,16 +18,8 @@ namespace {
 using wide = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<100>,
                                            boost::multiprecision::et_off>;
 
-// splitmix64: a fixed, seeded stream (no <random> distributions).
-struct Stream {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
+// Seeded operands (tests/support/splitmix.h).
+struct Stream : testing::SplitMix64 {
   double in(double lo, double hi) { return lo + (hi - lo) * unit(); }
   // A double-double with a random low word.
   dd::DD dd_in(double lo, double hi) {

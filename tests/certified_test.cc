@@ -2,14 +2,20 @@
 // or near rounding boundaries: the bytes of every format must agree, the certified path must
 // fall back where it cannot decide, and a radius narrowed on purpose must be caught.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
 #include "oracle/core/certified.h"
+#include "tests/support/run_cli.h"
 
 namespace lmo::oracle {
 namespace {
@@ -115,6 +121,42 @@ TEST(Certified, ARadiusNarrowedOnPurposeIsCaught) {
   scale_radii_for_testing(1);
   EXPECT_FALSE(c.fell_back);
   EXPECT_GT(c.differing, 0) << "a too-tight bound must change some rounding";
+}
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The certified path (balls, MPFR where they do not decide) and the MPFR-only arbiter write the
+// same bytes for every built-in case, and golden reports the fallbacks. (Not in the sanitizer
+// run of CI: a debug ASan build takes many minutes over both paths; golden_test covers the
+// certified path there.)
+TEST(Certified, EveryBuiltinGoldenFileIsByteIdenticalOnBothPaths) {
+  const fs::path base =
+      fs::temp_directory_path() / ("lmo_golden_paths_" + std::to_string(getpid()));
+  fs::remove_all(base);
+  std::string report;
+  for (const char* path : {"certified", "mpfr"}) {
+    const lmo::testdata::CliResult r = lmo::testdata::run_cli(
+        LMO_BIN, std::string("--exact ") + path + " golden --threads 2 --out " +
+                     (base / path).string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    if (std::string(path) == "certified") report = r.out;
+  }
+  EXPECT_NE(report.find("evaluations certified"), std::string::npos) << report;
+  const nlohmann::json m = nlohmann::json::parse(slurp(base / "certified" / "manifest.json"));
+  ASSERT_GE(m["files"].size(), 80u) << "every built-in case";
+  EXPECT_EQ(slurp(base / "certified" / "manifest.json"), slurp(base / "mpfr" / "manifest.json"));
+  for (const auto& f : m["files"]) {
+    const std::string name = f["file"].get<std::string>();
+    EXPECT_EQ(slurp(base / "certified" / name), slurp(base / "mpfr" / name)) << name;
+  }
+  fs::remove_all(base);
 }
 
 }  // namespace

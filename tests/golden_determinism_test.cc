@@ -78,29 +78,4 @@ TEST(GoldenDeterminism, PinnedSubsetIsByteIdenticalAcrossThreadsAndMatchesTheMan
   fs::remove_all(base);
 }
 
-// [certified]: the certified path (balls, MPFR where they do not decide) and the MPFR-only
-// arbiter write the same bytes for every built-in case, and golden reports the fallbacks.
-TEST(GoldenDeterminism, EveryBuiltinCaseIsByteIdenticalOnTheCertifiedAndTheMpfrPaths) {
-  const fs::path base =
-      fs::temp_directory_path() / ("lmo_golden_paths_" + std::to_string(getpid()));
-  fs::remove_all(base);
-  std::string report;
-  for (const char* path : {"certified", "mpfr"}) {
-    const lmo::testdata::CliResult r = lmo::testdata::run_cli(
-        LMO_BIN, std::string("--exact ") + path + " golden --threads 2 --out " +
-                     (base / path).string());
-    ASSERT_EQ(r.code, 0) << r.out;
-    if (std::string(path) == "certified") report = r.out;
-  }
-  EXPECT_NE(report.find("evaluations certified"), std::string::npos) << report;
-  const nlohmann::json m = nlohmann::json::parse(slurp(base / "certified" / "manifest.json"));
-  ASSERT_GE(m["files"].size(), 80u) << "every built-in case";
-  EXPECT_EQ(slurp(base / "certified" / "manifest.json"), slurp(base / "mpfr" / "manifest.json"));
-  for (const auto& f : m["files"]) {
-    const std::string name = f["file"].get<std::string>();
-    EXPECT_EQ(slurp(base / "certified" / name), slurp(base / "mpfr" / name)) << name;
-  }
-  fs::remove_all(base);
-}
-
 }  // namespace

@@ -23,6 +23,7 @@
 #include "reference/numeric.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/oracle_harness.h"
+#include "tests/support/splitmix.h"
 
 namespace lmo::gpu {
 namespace {
@@ -32,13 +33,8 @@ using fast::Storage;
 using nlohmann::json;
 using ref::mp;
 
-// A deterministic 64-bit mix (splitmix64) for the random arguments.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// A deterministic 64-bit mix for the random arguments (tests/support/splitmix.h).
+uint64_t mix(uint64_t x) { return lmo::testing::splitmix64(x); }
 
 TEST(GpuAngles, MatchesExactCosSinOfTurns) {
   const mp two_pi = 2 * boost::math::constants::pi<mp>();

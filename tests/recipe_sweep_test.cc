@@ -15,6 +15,7 @@
 #include "oracle/golden/check.h"
 #include "oracle/judge/recipe.h"
 #include "support/float_tensors.h"
+#include "support/splitmix.h"
 #include "support/recipe_kernels.h"
 
 namespace lmo::oracle {
@@ -27,13 +28,8 @@ constexpr int kCases = 1000;
 
 // SplitMix64: a fixed sequence of draws (no <random>: the cases are the same everywhere).
 struct Draws {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  testing::SplitMix64 gen;
+  uint64_t next() { return gen.next(); }
   int64_t in(int64_t lo, int64_t hi) {  // [lo, hi]
     return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
   }
