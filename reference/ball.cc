@@ -2,10 +2,9 @@
 #include "reference/ball.h"
 
 #include <algorithm>
-#include <cmath>
-
 #include <boost/math/constants/constants.hpp>
 #include <boost/multiprecision/mpfr.hpp>
+#include <cmath>
 
 #include "reference/dd_exp.h"
 #include "reference/split_constant.h"
@@ -88,7 +87,7 @@ Ball::Ball(const mp& x) {
   hi_ = static_cast<double>(x);
   if (!std::isfinite(hi_)) {
     if (!boost::multiprecision::isfinite(x)) return;  // ±inf or NaN: exact
-    *this = undecided(hi_);                          // beyond double's range
+    *this = undecided(hi_);                           // beyond double's range
     return;
   }
   const mp rem = x - hi_;  // exact: at most 114 significant bits
@@ -165,7 +164,8 @@ Ball operator/(const Ball& a, const Ball& b) {
       return Ball(q);
     }
   }
-  const double b_min = (std::fabs(b.hi()) * (1 - 0x1p-51) - b.rad() * (1 + 0x1p-52)) * (1 - 0x1p-50);
+  const double b_min =
+      (std::fabs(b.hi()) * (1 - 0x1p-51) - b.rad() * (1 + 0x1p-52)) * (1 - 0x1p-50);
   const dd::DD q = dd::div(a.mid(), b.mid());
   if (!(b_min > 0)) return undecided(q.hi, q.lo);  // b's interval reaches 0
   const double prop = (a.rad() + std::fabs(q.hi) * (1 + 0x1p-50) * b.rad()) / b_min;
@@ -197,8 +197,8 @@ Ball ldexp(const Ball& x, int e) {
   const double h = std::ldexp(x.hi(), e), l = std::ldexp(x.lo(), e), r = std::ldexp(x.rad(), e);
   if (!std::isfinite(h) && std::isfinite(x.hi())) return undecided(h);
   // Exact unless a word falls below the normal range; up() covers the bits it loses.
-  const bool lossless = std::ldexp(h, -e) == x.hi() && std::ldexp(l, -e) == x.lo() &&
-                        std::ldexp(r, -e) == x.rad();
+  const bool lossless =
+      std::ldexp(h, -e) == x.hi() && std::ldexp(l, -e) == x.lo() && std::ldexp(r, -e) == x.rad();
   return Ball::from_parts(h, l, lossless ? r : up(r));
 }
 
@@ -236,19 +236,22 @@ Ball expm1(const Ball& x) {
   // d/dx (e^x − 1) = e^x ≤ e^upper.
   if (finite(x) && x.upper() > dd::kExpMax) return undecided(std::expm1(x.hi()));
   const double lip = finite(x) ? dd::exp({x.upper(), 0}).hi * (1 + 0x1p-40) : 0;
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::expm1(v)); }, lip);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::expm1(v)); }, lip);
 }
 
 Ball log(const Ball& x) {
   if (finite(x) && !x.exact() && !(x.lower() > 0)) return undecided(std::log(x.hi()));
   const double lip = finite(x) && !x.exact() ? (1 + 0x1p-40) / x.lower() : 0;
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::log(v)); }, lip);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::log(v)); }, lip);
 }
 
 Ball log1p(const Ball& x) {
   if (finite(x) && !x.exact() && !(x.lower() > -1)) return undecided(std::log1p(x.hi()));
   const double lip = finite(x) && !x.exact() ? (1 + 0x1p-40) / (1 + x.lower()) : 0;
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::log1p(v)); }, lip);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::log1p(v)); }, lip);
 }
 
 // Lipschitz constants: |tanh'|, |sin'|, |cos'|, |atan'| ≤ 1; |erf'| = |erfc'| ≤ 2/√π < 1.1284.
@@ -256,7 +259,8 @@ Ball tanh(const Ball& x) {
   // tanh|x| = (1 − e)/(1 + e), e = e^(−2|x|), in ball arithmetic (its radius is the bound). Near
   // 0 the subtraction cancels (relative radius ≈ 2^-98/|x|): MPFR there, and for non-finite x.
   if (!finite(x) || !(std::fabs(x.hi()) >= 0x1p-30) || x.rad() > std::fabs(x.hi()) * 0x1p-40) {
-    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::tanh(v)); }, 1);
+    return via_mp(
+        x, [](const mp& v) { return mp(boost::multiprecision::tanh(v)); }, 1);
   }
   const Ball e = exp(ldexp(abs(x), 1) * Ball(-1.0));
   const Ball one(1.0);
@@ -264,10 +268,12 @@ Ball tanh(const Ball& x) {
   return std::signbit(x.hi()) ? -t : t;
 }
 Ball erf(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, 1.1284);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, 1.1284);
 }
 Ball erfc(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, 1.1284);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, 1.1284);
 }
 namespace {
 
@@ -336,18 +342,21 @@ Ball sin_or_cos(const Ball& x, bool want_sin) {
 
 Ball sin(const Ball& x) {
   if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
-    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
+    return via_mp(
+        x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
   }
   return sin_or_cos(x, true);
 }
 Ball cos(const Ball& x) {
   if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
-    return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
+    return via_mp(
+        x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
   }
   return sin_or_cos(x, false);
 }
 Ball atan(const Ball& x) {
-  return via_mp(x, [](const mp& v) { return mp(boost::multiprecision::atan(v)); }, 1);
+  return via_mp(
+      x, [](const mp& v) { return mp(boost::multiprecision::atan(v)); }, 1);
 }
 
 Ball pow(const Ball& a, const Ball& b) {
@@ -371,6 +380,5 @@ Ball floor(const Ball& x) {
   if (fl != fu) return undecided(std::floor(x.hi()));
   return Ball(fl);
 }
-
 
 }  // namespace lmo::ref

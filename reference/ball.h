@@ -193,11 +193,27 @@ inline bool signbit(const Ball& x) { return std::signbit(x.hi()); }
 
 }  // namespace lmo::ref
 
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::min() { return lmo::ref::Ball(L::min()); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::max() { return lmo::ref::Ball(L::max()); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::lowest() { return lmo::ref::Ball(L::lowest()); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::epsilon() { return lmo::ref::Ball(0x1p-105); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::round_error() { return lmo::ref::Ball(0.5); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::infinity() { return lmo::ref::Ball(L::infinity()); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::quiet_NaN() { return lmo::ref::Ball(L::quiet_NaN()); }
-inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::denorm_min() { return lmo::ref::Ball(L::denorm_min()); }
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::min() {
+  return lmo::ref::Ball(L::min());
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::max() {
+  return lmo::ref::Ball(L::max());
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::lowest() {
+  return lmo::ref::Ball(L::lowest());
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::epsilon() {
+  return lmo::ref::Ball(0x1p-105);
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::round_error() {
+  return lmo::ref::Ball(0.5);
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::infinity() {
+  return lmo::ref::Ball(L::infinity());
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::quiet_NaN() {
+  return lmo::ref::Ball(L::quiet_NaN());
+}
+inline lmo::ref::Ball std::numeric_limits<lmo::ref::Ball>::denorm_min() {
+  return lmo::ref::Ball(L::denorm_min());
+}

@@ -28,7 +28,7 @@ double widened(double rad) { return rad * (1 + 0x1p-40) + 0x1p-1070; }
 // Significant bits of a finite nonzero double (1 … 53; subnormals count from their leading bit).
 int significant_bits(double x) {
   int e = 0;
-  const double m = std::fabs(std::frexp(x, &e));  // [0.5, 1)
+  const double m = std::fabs(std::frexp(x, &e));               // [0.5, 1)
   const auto mant = static_cast<uint64_t>(std::ldexp(m, 53));  // an integer in [2^52, 2^53)
   return 53 - std::countr_zero(mant);
 }

@@ -18,8 +18,9 @@
 //    e_mul·|r·h| + e_add·|h|; every inner error reaches P = e^r − 1 multiplied by a power of |r|,
 //    so |P̂ − P| < |P|·(3·2^-103 + 2^-110) + 2^-104 + 2^-105 < |P|·2^-101.4 + 2^-103.4.
 //  - Reconstruction. T̂_j = 2^(j/256)(1 + τ), |τ| ≤ u² = 2^-106. Ŷ = T̂_j + T̂_j·P̂ adds e_mul·|T_j P|
-//    (< 2^-112.5 relative, as |P| < 2^-9.5) and e_add·|Y|. Relative to Y = 2^(j/256)·e^r ≥ 0.998·T_j:
-//    2^-103.3 (P̂) + 2^-103 (add) + 2^-106 (table) + 2^-105.4 (reduction) + 2^-112 < 2^-101.5.
+//    (< 2^-112.5 relative, as |P| < 2^-9.5) and e_add·|Y|. Relative to Y = 2^(j/256)·e^r ≥
+//    0.998·T_j: 2^-103.3 (P̂) + 2^-103 (add) + 2^-106 (table) + 2^-105.4 (reduction) + 2^-112 <
+//    2^-101.5.
 //  - Scaling by 2^(k>>8) is exact while the result stays normal; below that each of the two words
 //    loses at most 2^-1075, inside kExpAbsErr.
 // The bound claimed, kExpErr = 2^-98, leaves a factor of 11 over this sum; tests/ball_test.cc

@@ -1,13 +1,14 @@
 // Ball arithmetic (reference/ball.h) and its double-double layer against MPFR at 333 bits: every
 // operation's error stays inside the bound its radius claims, on random operands and on
 // perturbed inputs anywhere inside the input balls.
+#include "reference/ball.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <functional>
 
-#include "reference/ball.h"
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "tests/support/splitmix.h"
@@ -32,7 +33,8 @@ wide w(dd::DD x) { return wide(x.hi) + wide(x.lo); }
 wide w(const Ball& b) { return wide(b.hi()) + wide(b.lo()); }
 
 double rel(const wide& approx, const wide& exact) {
-  return exact == 0 ? static_cast<double>(abs(approx)) : static_cast<double>(abs(approx / exact - 1));
+  return exact == 0 ? static_cast<double>(abs(approx))
+                    : static_cast<double>(abs(approx / exact - 1));
 }
 
 TEST(DoubleDouble, OperationsStayWithinTheirProvenBounds) {
@@ -91,8 +93,8 @@ Sample sample(Stream& s, double lo, double hi, double rel_rad) {
 
 void expect_contains(const Ball& b, const wide& exact, const char* what) {
   ASSERT_TRUE(std::isfinite(b.rad())) << what;
-  ASSERT_LE(abs(w(b) - exact), wide(b.rad())) << what << ": midpoint " << b.hi() << " radius "
-                                              << b.rad();
+  ASSERT_LE(abs(w(b) - exact), wide(b.rad()))
+      << what << ": midpoint " << b.hi() << " radius " << b.rad();
 }
 
 TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
@@ -149,8 +151,8 @@ TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {
 
 TEST(Ball, OperationsOnDoublesThatAreExactKeepRadiusZero) {
   const Ball a(1.5), b(0x1p-60), c(3.0);
-  EXPECT_TRUE((a + b).exact());      // 2Sum
-  EXPECT_TRUE((a * b).exact());      // 2Prod
+  EXPECT_TRUE((a + b).exact());          // 2Sum
+  EXPECT_TRUE((a * b).exact());          // 2Prod
   EXPECT_TRUE((a / Ball(4.0)).exact());  // a power of two
   EXPECT_TRUE((Ball(6.0) / c).exact());  // an exact quotient
   EXPECT_TRUE(sqrt(Ball(2.25)).exact());

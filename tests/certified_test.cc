@@ -1,6 +1,8 @@
 // The certified path (oracle/core/certified.h) against the MPFR arbiter on inputs built to sit on
 // or near rounding boundaries: the bytes of every format must agree, the certified path must
 // fall back where it cannot decide, and a radius narrowed on purpose must be caught.
+#include "oracle/core/certified.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
-#include "oracle/core/certified.h"
 #include "tests/support/run_cli.h"
 
 namespace lmo::oracle {
@@ -102,8 +103,11 @@ TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
 #include "data/certified_silu_near_midpoints.inc"
   };
   ASSERT_FALSE(near.empty());
-  const json j = {{"id", "adversarial/silu-near-midpoints"}, {"op", "silu"}, {"seed", 92},
-                  {"formats", {"f32"}}, {"params", {{"n", static_cast<int64_t>(near.size())}}}};
+  const json j = {{"id", "adversarial/silu-near-midpoints"},
+                  {"op", "silu"},
+                  {"seed", 92},
+                  {"formats", {"f32"}},
+                  {"params", {{"n", static_cast<int64_t>(near.size())}}}};
   const Built b = build(j, "x", [&](int64_t i, double) { return near[static_cast<size_t>(i)]; });
   const Comparison c = compare_paths(b);
   EXPECT_FALSE(c.fell_back) << "2^-70 is far outside a double-double radius";
@@ -142,9 +146,9 @@ TEST(Certified, EveryBuiltinGoldenFileIsByteIdenticalOnBothPaths) {
   fs::remove_all(base);
   std::string report;
   for (const char* path : {"certified", "mpfr"}) {
-    const lmo::testdata::CliResult r = lmo::testdata::run_cli(
-        LMO_BIN, std::string("--exact ") + path + " golden --threads 2 --out " +
-                     (base / path).string());
+    const lmo::testdata::CliResult r =
+        lmo::testdata::run_cli(LMO_BIN, std::string("--exact ") + path +
+                                            " golden --threads 2 --out " + (base / path).string());
     ASSERT_EQ(r.code, 0) << r.out;
     if (std::string(path) == "certified") report = r.out;
   }

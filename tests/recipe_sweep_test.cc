@@ -15,8 +15,8 @@
 #include "oracle/golden/check.h"
 #include "oracle/judge/recipe.h"
 #include "support/float_tensors.h"
-#include "support/splitmix.h"
 #include "support/recipe_kernels.h"
+#include "support/splitmix.h"
 
 namespace lmo::oracle {
 namespace {

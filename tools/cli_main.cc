@@ -7,16 +7,16 @@
 #include <iostream>
 #include <string>
 
+#include "bench_command.h"
+#include "drift_command.h"
+#include "golden_command.h"
+#include "oracle/backends/system_info.h"
+#include "oracle/claims/report.h"
 #include "oracle/core/case.h"
 #include "oracle/core/certified.h"
 #include "oracle/drift/drift.h"
 #include "oracle/verify/listing.h"
-#include "oracle/claims/report.h"
-#include "oracle/backends/system_info.h"
 #include "oracle/verify/verify.h"
-#include "golden_command.h"
-#include "bench_command.h"
-#include "drift_command.h"
 #include "verify_command.h"
 
 namespace {

@@ -1,4 +1,3 @@
-#include "oracle/core/certified.h"
 #include "oracle/claims/kernel.h"
 
 #include <algorithm>
@@ -7,10 +6,11 @@
 #include <map>
 #include <optional>
 
+#include "oracle/backends/kernel_call.h"
 #include "oracle/core/case.h"
+#include "oracle/core/certified.h"
 #include "oracle/core/guarded_buffer.h"
 #include "oracle/core/inputs.h"
-#include "oracle/backends/kernel_call.h"
 #include "oracle/judge/metrics.h"
 #include "oracle/judge/policy_table.h"
 

@@ -24,11 +24,11 @@ ExactPath exact_path();
 
 // Counters over the process, for golden's report and the benchmarks.
 struct ExactStats {
-  int64_t certified_ops = 0;      // evaluations the balls decided entirely
-  int64_t fallback_ops = 0;       // evaluations recomputed in MPFR
-  int64_t elements = 0;           // output elements of all certified-path evaluations
-  int64_t undecided_elements = 0; // of those, elements whose interval did not decide
-  int64_t undecided_branches = 0; // evaluations with an undecided comparison
+  int64_t certified_ops = 0;       // evaluations the balls decided entirely
+  int64_t fallback_ops = 0;        // evaluations recomputed in MPFR
+  int64_t elements = 0;            // output elements of all certified-path evaluations
+  int64_t undecided_elements = 0;  // of those, elements whose interval did not decide
+  int64_t undecided_branches = 0;  // evaluations with an undecided comparison
 };
 ExactStats exact_stats();
 // One line for the commands' summaries: how many evaluations the balls decided, how many fell

@@ -1,4 +1,3 @@
-#include "oracle/core/certified.h"
 #include "oracle/golden/check.h"
 
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <optional>
 
 #include "oracle/core/case_inputs.h"
+#include "oracle/core/certified.h"
 #include "oracle/golden/golden_content.h"
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/policy_table.h"
@@ -209,8 +209,8 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     }
     const ref::Tensor expected = rounded_output(d, exact[k], f);
     // The file holds the values of the reference's own selection.
-    if (gold &&
-        *gold != (on_kernel_selection ? rounded_output(d, exact_outputs(case_op, in)[k], f) : expected)) {
+    if (gold && *gold != (on_kernel_selection ? rounded_output(d, exact_outputs(case_op, in)[k], f)
+                                              : expected)) {
       throw InputError(s.golden_file, golden_output_name(d, f),
                        "expected the correct rounding of the case's reference on the file's "
                        "inputs; the values differ (the file was damaged or edited)");

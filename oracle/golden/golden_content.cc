@@ -1,10 +1,10 @@
-#include "oracle/core/certified.h"
 #include "oracle/golden/golden_content.h"
 
 #include <cmath>
 
-#include "oracle/judge/policy_table.h"
+#include "oracle/core/certified.h"
 #include "oracle/core/version.h"
+#include "oracle/judge/policy_table.h"
 
 namespace lmo::oracle {
 
@@ -111,7 +111,8 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
     // A case with its own input_format: every output format on those very inputs.
     bool same_inputs = true;
     const InputSet converted = c.input_format ? InputSet{} : convert_inputs(in, f, &same_inputs);
-    const Outputs<ref::mp> other = same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted, c.formats);
+    const Outputs<ref::mp> other =
+        same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted, c.formats);
     const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
     for (size_t k = 0; k < decls.size(); ++k) {
       if (decls[k].topk) continue;

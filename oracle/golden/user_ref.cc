@@ -1,10 +1,10 @@
-#include "oracle/core/certified.h"
 #include "oracle/golden/user_ref.h"
 
 #include <cstdio>
 
-#include "oracle/golden/golden_content.h"
+#include "oracle/core/certified.h"
 #include "oracle/core/utf8.h"
+#include "oracle/golden/golden_content.h"
 
 namespace lmo::oracle {
 namespace {
@@ -111,7 +111,8 @@ std::map<std::string, ref::Tensor> user_outputs(const Op& op, const InputSet& in
   bool any_topk = false;
   for (const OutputDecl& d : decls) any_topk = any_topk || d.topk;
   // The selection on the inputs as given, as golden_file_content stores it.
-  const Outputs<ref::mp> given = any_topk && !same_inputs ? exact_outputs(op, in) : Outputs<ref::mp>{};
+  const Outputs<ref::mp> given =
+      any_topk && !same_inputs ? exact_outputs(op, in) : Outputs<ref::mp>{};
   std::map<std::string, ref::Tensor> out;
   for (size_t k = 0; k < decls.size(); ++k) {
     if (decls[k].topk) {

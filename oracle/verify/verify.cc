@@ -1,4 +1,3 @@
-#include "oracle/core/certified.h"
 #include "oracle/verify/verify.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "oracle/backends/kernel_call.h"
 #include "oracle/core/case_inputs.h"
+#include "oracle/core/certified.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/recipe_judge.h"
 #include "oracle/judge/topk_pairing.h"

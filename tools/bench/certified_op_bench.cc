@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     } else if (a == "--no-mpfr") {
       mpfr = false;
     } else {
-      std::fprintf(stderr, "usage: certified_op_bench [--filter REGEX] [--case-file F]... [--no-mpfr]\n");
+      std::fprintf(stderr,
+                   "usage: certified_op_bench [--filter REGEX] [--case-file F]... [--no-mpfr]\n");
       return 2;
     }
   }
@@ -55,8 +56,8 @@ int main(int argc, char** argv) {
     }
   }
   const std::regex re(filter);
-  std::printf("%-48s %10s %10s %10s %8s %8s %10s\n", "case (inputs in its first format)", "double s", "ball s",
-              "mpfr s", "ball/dbl", "mpfr/dbl", "undecided");
+  std::printf("%-48s %10s %10s %10s %8s %8s %10s\n", "case (inputs in its first format)",
+              "double s", "ball s", "mpfr s", "ball/dbl", "mpfr/dbl", "undecided");
   for (const Case& c : cases) {
     if (!std::regex_search(c.id, re)) continue;
     const auto op = lmo::oracle::make_op(c);
