@@ -129,13 +129,6 @@ TEST(Certified, ARadiusNarrowedOnPurposeIsCaught) {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // The certified path (balls, MPFR where they do not decide) and the MPFR-only arbiter write the
 // same bytes for every built-in case, and golden reports the fallbacks. (Not in the sanitizer
 // run of CI: a debug ASan build takes many minutes over both paths; golden_test covers the
@@ -153,12 +146,16 @@ TEST(Certified, EveryBuiltinGoldenFileIsByteIdenticalOnBothPaths) {
     if (std::string(path) == "certified") report = r.out;
   }
   EXPECT_NE(report.find("evaluations certified"), std::string::npos) << report;
-  const nlohmann::json m = nlohmann::json::parse(slurp(base / "certified" / "manifest.json"));
+  const nlohmann::json m =
+      nlohmann::json::parse(lmo::testdata::file_bytes(base / "certified" / "manifest.json"));
   ASSERT_GE(m["files"].size(), 80u) << "every built-in case";
-  EXPECT_EQ(slurp(base / "certified" / "manifest.json"), slurp(base / "mpfr" / "manifest.json"));
+  EXPECT_EQ(lmo::testdata::file_bytes(base / "certified" / "manifest.json"),
+            lmo::testdata::file_bytes(base / "mpfr" / "manifest.json"));
   for (const auto& f : m["files"]) {
     const std::string name = f["file"].get<std::string>();
-    EXPECT_EQ(slurp(base / "certified" / name), slurp(base / "mpfr" / name)) << name;
+    EXPECT_EQ(lmo::testdata::file_bytes(base / "certified" / name),
+              lmo::testdata::file_bytes(base / "mpfr" / name))
+        << name;
   }
   fs::remove_all(base);
 }

@@ -23,13 +23,6 @@ namespace fs = std::filesystem;
 using Result = lmo::testdata::CliResult;
 Result run(const std::string& args) { return lmo::testdata::run_cli(LMO_BIN, args); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // One CSV line (RFC 4180 quoting: a field with a comma is quoted, "" is a quote inside).
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out(1);
@@ -67,10 +60,11 @@ TEST(DriftCli, QuickAuditWritesConsistentCsvJsonAndPlots) {
   EXPECT_NE(r.out.find("PE·PE f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gpu policy: not run"), std::string::npos) << r.out;
 
-  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "sinusoidal-identity.json"));
+  const nlohmann::json j =
+      nlohmann::json::parse(lmo::testdata::file_bytes(dir / "sinusoidal-identity.json"));
   EXPECT_EQ(j["audit"], "sinusoidal-identity");
   EXPECT_TRUE(j["quick"]);
-  const std::string csv = slurp(dir / "sinusoidal-identity.csv");
+  const std::string csv = lmo::testdata::file_bytes(dir / "sinusoidal-identity.csv");
   std::istringstream lines(csv);
   std::string line;
   ASSERT_TRUE(std::getline(lines, line));
@@ -104,10 +98,10 @@ TEST(DriftCli, QuickAuditWritesConsistentCsvJsonAndPlots) {
   EXPECT_EQ(i, j["rows"].size());
   EXPECT_EQ(i, 5u * 20u);  // 5 policies × 20 octaves
 
-  const std::string png = slurp(dir / "sinusoidal-identity.png");
+  const std::string png = lmo::testdata::file_bytes(dir / "sinusoidal-identity.png");
   ASSERT_GT(png.size(), 1000u);
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  const std::string svg = slurp(dir / "sinusoidal-identity.svg");
+  const std::string svg = lmo::testdata::file_bytes(dir / "sinusoidal-identity.svg");
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("PE·PE f32"), std::string::npos);  // the legend names the policies
   fs::remove_all(dir);

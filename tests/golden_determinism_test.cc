@@ -28,13 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
@@ -42,7 +35,7 @@ std::string trimmed(std::string s) {
 
 TEST(GoldenDeterminism, PinnedSubsetIsByteIdenticalAcrossThreadsAndMatchesTheManifest) {
   const std::string filter =
-      trimmed(slurp(fs::path(LMO_TEST_DATA_DIR) / "golden_pinned_filter.txt"));
+      trimmed(lmo::testdata::file_bytes(fs::path(LMO_TEST_DATA_DIR) / "golden_pinned_filter.txt"));
   ASSERT_FALSE(filter.empty());
   const fs::path base = fs::temp_directory_path() / ("lmo_golden_pin_" + std::to_string(getpid()));
   fs::remove_all(base);
@@ -53,17 +46,17 @@ TEST(GoldenDeterminism, PinnedSubsetIsByteIdenticalAcrossThreadsAndMatchesTheMan
                                             std::to_string(threads) + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.out;
   }
-  const std::string one = slurp(base / "t1" / "manifest.json");
+  const std::string one = lmo::testdata::file_bytes(base / "t1" / "manifest.json");
   const nlohmann::json m = nlohmann::json::parse(one);
-  const nlohmann::json pin =
-      nlohmann::json::parse(slurp(fs::path(LMO_TEST_DATA_DIR) / "golden_pinned_manifest.json"));
+  const nlohmann::json pin = nlohmann::json::parse(
+      lmo::testdata::file_bytes(fs::path(LMO_TEST_DATA_DIR) / "golden_pinned_manifest.json"));
   ASSERT_GE(m["files"].size(), 10u) << "the filter selects too few cases";
   // Across thread counts: every file and the manifest, byte for byte.
-  EXPECT_EQ(one, slurp(base / "t2" / "manifest.json"));
+  EXPECT_EQ(one, lmo::testdata::file_bytes(base / "t2" / "manifest.json"));
   for (const auto& f : m["files"]) {
     const std::string name = f["file"].get<std::string>();
-    const std::string bytes = slurp(base / "t1" / name);
-    EXPECT_EQ(bytes, slurp(base / "t2" / name)) << name;
+    const std::string bytes = lmo::testdata::file_bytes(base / "t1" / name);
+    EXPECT_EQ(bytes, lmo::testdata::file_bytes(base / "t2" / name)) << name;
     EXPECT_EQ(f["sha256"], lmo::oracle::to_hex(lmo::oracle::sha256(std::string_view(bytes))))
         << name;
   }

@@ -1,10 +1,14 @@
-// Running the lmoracle program from a test as a user would: its exit code and its output.
+// Running the lmoracle program from a test as a user would: its exit code, its output and the
+// files it wrote.
 #pragma once
 
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace lmo::testdata {
@@ -26,6 +30,14 @@ inline CliResult run_cli(const std::string& program, const std::string& args,
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// The bytes of a file the program wrote ("" when it is missing).
+inline std::string file_bytes(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
 }
 
 }  // namespace lmo::testdata
