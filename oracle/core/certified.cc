@@ -66,8 +66,12 @@ Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
   const uint64_t before = ref::ball_undecided();
   std::optional<Outputs<ref::Ball>> balls = op.enclosure(in);
   if (!balls) return op.exact(in);
-  bool decided = ref::ball_undecided() == before;
-  if (!decided) add(g_counters.undecided_branches, 1);
+  if (ref::ball_undecided() != before) {
+    // A branch may differ from MPFR's: no element of this run can be trusted.
+    add(g_counters.undecided_branches, 1);
+    add(g_counters.fallback_ops, 1);
+    return op.exact(in);
+  }
   int64_t n = 0, undecided = 0;
   const double scale = g_radius_scale.load();
   for (const OutputValues<ref::Ball>& o : *balls) {
@@ -76,7 +80,7 @@ Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
   }
   add(g_counters.elements, n);
   add(g_counters.undecided_elements, undecided);
-  if (!decided || undecided > 0) {
+  if (undecided > 0) {
     add(g_counters.fallback_ops, 1);
     return op.exact(in);
   }
