@@ -6,6 +6,7 @@
 #include "kernels/api/activation.h"          // IWYU pragma: export
 #include "kernels/api/attention_args.h"      // IWYU pragma: export
 #include "kernels/api/decoder_block_args.h"  // IWYU pragma: export
+#include "kernels/api/fp8_args.h"            // IWYU pragma: export
 #include "kernels/api/mla_rope_angles.h"     // IWYU pragma: export
 #include "kernels/api/rope_frequencies.h"    // IWYU pragma: export
 #include "kernels/api/rope_layout.h"         // IWYU pragma: export

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "reference/formats.h"
+#include "reference/round_to_format.h"
 
 namespace lmo::ref {
 namespace {
@@ -65,6 +66,13 @@ bool decides_rounding(const Ball& b, std::span<const Format> formats) {
     if (f != Format::f64 && !narrower_format_decides(f, hi, d1, d2)) return false;
   }
   return true;
+}
+
+Ball round_to_format(Format f, const Ball& x, Overflow o) {
+  // Every value of a deciding interval rounds to the same bits, the midpoint's among them.
+  const Format one[] = {f};
+  if (!decides_rounding(x, one)) count_ball_undecided();
+  return Ball(decode<double>(f, encode(f, to_mp(x), o)));
 }
 
 }  // namespace lmo::ref

@@ -282,15 +282,36 @@ std::vector<Row> attention_rows() {
   return rows;
 }
 
-std::vector<Row> all_rows() {
-  return join<Row>({elementwise_rows(), norm_rows(), softmax_rows(), attention_rows()});
+// fp8: a NaN in a group makes its amax and scale NaN and every q of it NaN; an infinite amax
+// makes the scale +∞ and x/∞ = ±0 (∞/∞ = NaN). Dequantization is one product: NaN·s, 0·∞, q·∞.
+std::vector<Row> fp8_rows() {
+  std::vector<Row> rows;
+  rows.push_back({"fp8_quantize NaN and -inf groups",
+                  "fp8_quantize",
+                  {{"rows", 1}, {"cols", 8}, {"scaling", "group"}, {"group", 4}},
+                  {{"x", {1, kNaN, 2, 3, 4, -5, 6, -kInf}}},
+                  {},
+                  {{NaN, NaN, NaN, NaN, PosZero, NegZero, PosZero, NaN}, {NaN, PosInf}}});
+  rows.push_back({"fp8_dequantize NaN and an infinite scale",
+                  "fp8_dequantize",
+                  {{"rows", 2}, {"cols", 2}, {"scaling", "token"}},
+                  {{"q", {kNaN, 1, -2, 0}}, {"scales", {2, kInf}}},
+                  {},
+                  {{NaN, Value(2), NegInf, NaN}}});
+  return rows;
 }
 
-Case make_case(const Row& row) {
+std::vector<Row> all_rows() {
+  return join<Row>({elementwise_rows(), norm_rows(), softmax_rows(), attention_rows(), fp8_rows()});
+}
+
+// One case per storage format: an op whose outputs have formats of their own (fp8_quantize)
+// takes one format per case.
+Case make_case(const Row& row, ref::Format storage) {
   const nlohmann::json j = {{"id", "nan-inf/x"},
                             {"op", row.op},
                             {"seed", 0},
-                            {"formats", {"f32", "bf16"}},
+                            {"formats", {std::string(ref::format_name(storage))}},
                             {"params", row.params}};
   return parse_case(j, "nan_inf_semantics_test", row.id);
 }
@@ -320,11 +341,11 @@ TEST(NanInfSemantics, EveryRowOnEveryBackend) {
   int64_t checked = 0;
   for (const Row& row : all_rows()) {
     SCOPED_TRACE(row.id);
-    const Case c = make_case(row);
-    const std::unique_ptr<Op> op = make_op(c);
-    const std::vector<OutputDecl> decls = op->outputs();
-    ASSERT_EQ(decls.size(), row.outputs.size());
     for (ref::Format storage : {ref::Format::f32, ref::Format::bf16}) {
+      const Case c = make_case(row, storage);
+      const std::unique_ptr<Op> op = make_op(c);
+      const std::vector<OutputDecl> decls = op->outputs();
+      ASSERT_EQ(decls.size(), row.outputs.size());
       const InputSet in = make_inputs(row, *op, storage);
       std::optional<Outputs<ref::mp>> exact;
       std::map<ref::Format, Outputs<double>> simulated;
@@ -357,7 +378,7 @@ TEST(NanInfSemantics, EveryRowOnEveryBackend) {
         const std::string where = b->name() + " on " + std::string(ref::format_name(storage));
         std::vector<GuardedBuffer> bufs;
         for (const OutputDecl& d : decls) {
-          bufs.emplace_back(ref::format_dtype(storage), d.shape);
+          bufs.emplace_back(ref::format_dtype(output_format(d, storage)), d.shape);
           bufs.back().arm();
         }
         b->run(ctx, bufs);

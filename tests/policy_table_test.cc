@@ -29,9 +29,10 @@ const std::set<std::string> kRegistryOps = registry_ops();
 
 // Elementwise ops: policy (1) by the DESIGN rule.
 const std::set<std::string> kElementwise = {
-    "relu",       "gelu",    "gelu_tanh",        "silu",   "swiglu_gate", "geglu_gate",
-    "geglu_tanh_gate", "reglu_gate", "softcap", "learned_position", "t5_bias",
-    "aux_free_update"};
+    "relu", "gelu", "gelu_tanh", "silu", "swiglu_gate", "geglu_gate", "geglu_tanh_gate",
+    "reglu_gate", "softcap", "learned_position", "t5_bias", "aux_free_update",
+    // A max over a tile is exact: each scale is one division, each q one division (or product).
+    "fp8_quantize", "fp8_dequantize"};
 
 TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
   std::set<std::pair<std::string, std::string>> seen;

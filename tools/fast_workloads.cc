@@ -7,6 +7,7 @@
 #include "fast/activations.h"
 #include "fast/convert.h"
 #include "fast/cross_entropy.h"
+#include "fast/fp8.h"
 #include "fast/glu.h"
 #include "fast/norms.h"
 #include "fast/rope.h"
@@ -184,12 +185,47 @@ Workload softcap(Storage s, int64_t elements, bool wide) {
   return w;
 }
 
+// DeepSeek-V3's activation quantization: rows of 7168 in 1×128 groups to E4M3 and f32 scales
+// (fp8_quantize), and back (fp8_dequantize).
+Workload fp8(Storage s, int64_t elements, bool quantize) {
+  const int64_t d = 7168, group = 128, rows = std::max<int64_t>(1, elements / d);
+  const int64_t scales = rows * (d / group);
+  auto bufs = std::make_shared<Arrays>();
+  bufs->a.emplace_back(s, rows * d, 11);  // x
+  bufs->row_f32_a.assign(static_cast<size_t>(scales), 0.0f);
+  auto q = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(rows * d));
+  Arrays* b = bufs.get();
+  const fast::Fp8Tiling t{rows, d, 1, group};
+  // Dequantization reads what quantization writes.
+  fast::fp8_quantize(s, b->a[0].data(), q->data(), b->row_f32_a.data(), t, fast::Fp8Format::e4m3,
+                     false, 1e-10);
+  Workload w;
+  w.op = quantize ? "fp8_quantize" : "fp8_dequantize";
+  w.shape = std::to_string(rows) + "x" + std::to_string(d);
+  w.elements = rows * d;
+  w.bytes = rows * d * (width(s) + 1) + scales * 4;
+  if (quantize) {
+    w.run = [b, q, s, t] {
+      fast::fp8_quantize(s, b->a[0].data(), q->data(), b->row_f32_a.data(), t,
+                         fast::Fp8Format::e4m3, false, 1e-10);
+    };
+  } else {
+    w.run = [b, q, s, t] {
+      fast::fp8_dequantize(s, q->data(), b->row_f32_a.data(), b->a[0].data(), t,
+                           fast::Fp8Format::e4m3);
+    };
+  }
+  w.buffers = bufs;
+  return w;
+}
+
 }  // namespace
 
 const std::vector<std::string>& fast_workload_ops() {
   static const std::vector<std::string> ops = {
-      "rmsnorm",     "layernorm",  "softmax",    "cross_entropy",   "rope",    "rope_table",
-      "swiglu_gate", "geglu_gate", "reglu_gate", "geglu_tanh_gate", "softcap", "softcap_wide"};
+      "rmsnorm",    "layernorm",    "softmax",      "cross_entropy", "rope",
+      "rope_table", "swiglu_gate",  "geglu_gate",   "reglu_gate",    "geglu_tanh_gate",
+      "softcap",    "softcap_wide", "fp8_quantize", "fp8_dequantize"};
   return ops;
 }
 
@@ -208,6 +244,8 @@ Workload fast_workload(const std::string& op, Storage s, int64_t elements) {
   }
   if (op == "softcap") return softcap(s, elements, false);
   if (op == "softcap_wide") return softcap(s, elements, true);
+  if (op == "fp8_quantize") return fp8(s, elements, true);
+  if (op == "fp8_dequantize") return fp8(s, elements, false);
   throw std::invalid_argument("fast_workload: no workload named " + op);
 }
 

@@ -23,7 +23,7 @@ struct Workload {
 };
 
 // The memory-bound kernels of fast/, in a fixed order: rmsnorm, layernorm, softmax,
-// cross_entropy, rope, rope_table, swiglu_gate, geglu_gate, softcap.
+// cross_entropy, rope, rope_table, the GLU gates, softcap, fp8_quantize and fp8_dequantize.
 const std::vector<std::string>& fast_workload_ops();
 // One of them in storage s, with about `elements` elements in its main input (rounded down to
 // whole rows). Made one at a time, so that only one workload's arrays are alive. Throws

@@ -92,6 +92,9 @@ const std::map<std::string, Adapter, std::less<>>& adapters() {
       {"ffn", fast_adapters::run_ffn},
       {"glu_ffn", fast_adapters::run_ffn},
       {"decoder_block", fast_adapters::run_decoder_block},
+      {"fp8_quantize", fast_adapters::run_fp8_quantize},
+      {"fp8_dequantize", fast_adapters::run_fp8_dequantize},
+      {"fp8_linear", fast_adapters::run_fp8_linear},
   };
   return m;
 }

@@ -54,5 +54,12 @@ void run_shaw_logits(const Op& op, fast::Storage s, const InputSet& in,
                      std::vector<GuardedBuffer>& out);
 void run_t5_bias(const Op& op, fast::Storage s, const InputSet& in,
                  std::vector<GuardedBuffer>& out);
+// fp8 scaling (fast_fp8.cc): fp8_quantize, fp8_dequantize and fp8_linear.
+void run_fp8_quantize(const Op& op, fast::Storage s, const InputSet& in,
+                      std::vector<GuardedBuffer>& out);
+void run_fp8_dequantize(const Op& op, fast::Storage s, const InputSet& in,
+                        std::vector<GuardedBuffer>& out);
+void run_fp8_linear(const Op& op, fast::Storage s, const InputSet& in,
+                    std::vector<GuardedBuffer>& out);
 
 }  // namespace lmo::oracle::fast_adapters

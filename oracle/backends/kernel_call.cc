@@ -52,7 +52,8 @@ KernelCall make_kernel_call(const std::string& who, const std::string& op_name,
 std::vector<GuardedBuffer> armed_outputs(const Op& op, ref::Format storage) {
   std::vector<GuardedBuffer> bufs;
   for (const OutputDecl& d : op.outputs()) {
-    bufs.emplace_back(d.topk ? ref::DType::i64 : ref::format_dtype(storage), d.shape);
+    bufs.emplace_back(d.topk ? ref::DType::i64 : ref::format_dtype(output_format(d, storage)),
+                      d.shape);
     bufs.back().arm();
   }
   return bufs;

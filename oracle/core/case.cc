@@ -128,6 +128,12 @@ Case parse_case_impl(const nlohmann::json& o, const std::string& file, const std
   // Build the op once now, so every parameter error surfaces when the file is read.
   const std::unique_ptr<Op> op = make_op(c);
   (void)case_inputs(c, *op);
+  if (c.formats.size() > 1 && outputs_fix_their_formats(op->outputs())) {
+    throw InputError(file, at + ".formats",
+                     "expected one format (that of its inputs): op " + c.op +
+                         " stores its outputs in formats of their own, so a file holds one "
+                         "run's; write one case per input format");
+  }
   const std::string recipe = string_field(o, file, at, "recipe", false);
   if (!recipe.empty()) {
     try {

@@ -1,6 +1,8 @@
 #include "oracle/core/certified.h"
 
 #include <atomic>
+#include <optional>
+#include <vector>
 
 #include "reference/ball_rounding.h"
 
@@ -74,9 +76,15 @@ Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
   }
   int64_t n = 0, undecided = 0;
   const double scale = g_radius_scale.load();
-  for (const OutputValues<ref::Ball>& o : *balls) {
+  const std::vector<OutputDecl> decls = op.outputs();
+  for (size_t k = 0; k < balls->size(); ++k) {
+    const OutputValues<ref::Ball>& o = (*balls)[k];
+    // An output stored in a format of its own is rounded to that one only (and f64).
+    const std::optional<ref::Format> own = k < decls.size() ? decls[k].format : std::nullopt;
+    const std::span<const ref::Format> formats =
+        own ? std::span<const ref::Format>(&*own, 1) : rounded_to;
     n += static_cast<int64_t>(o.values.size());
-    for (const ref::Ball& b : o.values) undecided += decides(b, scale, rounded_to) ? 0 : 1;
+    for (const ref::Ball& b : o.values) undecided += decides(b, scale, formats) ? 0 : 1;
   }
   add(g_counters.elements, n);
   add(g_counters.undecided_elements, undecided);

@@ -32,6 +32,16 @@ std::vector<int64_t> InputSet::ints(std::string_view name) const {
   return v;
 }
 
+bool outputs_fix_their_formats(const std::vector<OutputDecl>& decls) {
+  bool any = false;
+  for (const OutputDecl& d : decls) {
+    if (d.topk) continue;
+    if (!d.format) return false;
+    any = true;
+  }
+  return any;
+}
+
 const std::vector<OpInfo>& op_registry() {
   static const std::vector<OpInfo> ops = [] {
     std::vector<OpInfo> v;
@@ -49,6 +59,7 @@ const std::vector<OpInfo>& op_registry() {
     add_block_ops(v);
     add_moe_balance_ops(v);
     add_moe_layer_ops(v);
+    add_fp8_ops(v);
     return v;
   }();
   return ops;

@@ -70,7 +70,20 @@ struct OutputDecl {
   bool topk = false;
   int64_t topk_experts = 0;
   TopkGroups topk_groups;  // the selection's group limit (judge_topk)
+  // A real output stored in a format of its own whatever the storage format (fp8 quantization:
+  // q in e4m3, its scales in f32); nullopt: the storage format. A case whose real outputs all
+  // have one (nothing in it is stored in "the" storage format but its inputs) lists exactly
+  // one format, that of its inputs (parse_case), so that a file never holds two runs' outputs
+  // under one name.
+  std::optional<ref::Format> format;
 };
+
+// The format output d is stored in by a kernel whose storage format is `storage`.
+inline ref::Format output_format(const OutputDecl& d, ref::Format storage) {
+  return d.format.value_or(storage);
+}
+// Whether every real (non-top-k) output of decls has a format of its own.
+bool outputs_fix_their_formats(const std::vector<OutputDecl>& decls);
 
 // The inputs of one case in one storage format: generated once, read by the reference and by
 // every backend, so all of them see the very same values.

@@ -119,11 +119,12 @@ CheckedOutput judge_selection(const Case& c, const Op& op, const Source& s, cons
   return co;
 }
 
-// The storage format of the kernel's real outputs (the first float one), else the case's first.
+// The storage format of the kernel's real outputs (the first float one stored in it), else the
+// case's first (an op whose outputs all have formats of their own has one, parse_case).
 ref::Format real_storage(const Case& c, const Source& s, const std::vector<OutputDecl>& decls) {
   for (const OutputDecl& d : decls) {
     const auto it = s.outputs->find(s.prefix + d.name);
-    if (!d.topk && it != s.outputs->end() && ref::is_float(it->second.dtype())) {
+    if (!d.topk && !d.format && it != s.outputs->end() && ref::is_float(it->second.dtype())) {
       return ref::dtype_format(it->second.dtype());
     }
   }
@@ -142,7 +143,8 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
   // selection: the op with it fixed (Op::with_selection).
   std::map<size_t, CheckedOutput> selections;
   std::unique_ptr<Op> on_kernel_selection;
-  const BoundRecipe selection_bound = bind_recipe(recipe, c.op, case_op, real_storage(c, s, decls));
+  const ref::Format storage = real_storage(c, s, decls);
+  const BoundRecipe selection_bound = bind_recipe(recipe, c.op, case_op, storage);
   for (size_t k = 0; k < decls.size(); ++k) {
     if (!decls[k].topk) continue;
     std::optional<std::vector<int64_t>> selection;
@@ -190,10 +192,19 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     if (!ref::is_float(got.dtype())) {
       throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
     }
-    const ref::Format f = ref::dtype_format(got.dtype());
+    // f: the storage format the kernel ran in; of: the format this output is stored in (f,
+    // unless the output has a format of its own).
+    const ref::Format f = d.format ? storage : ref::dtype_format(got.dtype());
+    const ref::Format of = output_format(d, f);
+    if (got.dtype() != ref::format_dtype(of)) {
+      throw InputError(s.file, key,
+                       "expected " + std::string(ref::format_name(of)) + " (op " + c.op +
+                           " stores this output in it whatever the storage format), got " +
+                           co.format);
+    }
     const ref::Tensor* gold = nullptr;
     if (s.golden) {
-      const auto g = s.golden->tensors.find(golden_output_name(d, f));
+      const auto g = s.golden->tensors.find(golden_output_name(d, of));
       if (g == s.golden->tensors.end()) {
         std::string formats;
         for (ref::Format cf : c.formats) {
@@ -217,11 +228,11 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
         ordered = values_in_expected_order(got, idx->second, exact[t].indices);
       }
     }
-    const ref::Tensor expected = rounded_output(d, exact[k], f);
+    const ref::Tensor expected = rounded_output(d, exact[k], of);
     // The file holds the values of the reference's own selection.
-    if (gold &&
-        *gold != (on_kernel_selection ? rounded_output(d, case_exact_in(f, in)[k], f) : expected)) {
-      throw InputError(s.golden_file, golden_output_name(d, f),
+    if (gold && *gold != (on_kernel_selection ? rounded_output(d, case_exact_in(f, in)[k], of)
+                                              : expected)) {
+      throw InputError(s.golden_file, golden_output_name(d, of),
                        "expected the correct rounding of the case's reference on the file's "
                        "inputs; the values differ (the file was damaged or edited)");
     }
@@ -244,7 +255,7 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
       if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
     }
     co.verdict = judge(how.policy, exact[k].values, ordered, jo);
-    co.bound = bound_text(how.policy, f, co.verdict, r.recipe);
+    co.bound = bound_text(how.policy, of, co.verdict, r.recipe);
     if (!real_format || *real_format == f) {
       real_format = f;
       ordered_outputs[k] = ordered;
@@ -307,7 +318,7 @@ CheckReport check_golden(const std::filesystem::path& golden, const std::filesys
   s.outputs = &a.tensors;
   // A case with its own input_format judges every output format on the file's inputs as they
   // are (golden.h); the others on them converted to the output's format.
-  s.inputs_in = [&](ref::Format f) { return c.input_format ? in : convert_inputs(in, f); };
+  s.inputs_in = [&](ref::Format f) { return c.input_format ? in : convert_inputs(*op, in, f); };
   s.topk_inputs = [&] { return in; };
   s.golden = &g;
   s.golden_file = gname;
@@ -331,7 +342,7 @@ CheckReport check_outputs(const Case& c, const std::map<std::string, ref::Tensor
   std::optional<ref::Format> storage;
   for (const OutputDecl& d : op->outputs()) {
     const auto it = outputs.find(d.name);
-    if (d.topk || it == outputs.end() || !ref::is_float(it->second.dtype())) continue;
+    if (d.topk || d.format || it == outputs.end() || !ref::is_float(it->second.dtype())) continue;
     const ref::Format f = ref::dtype_format(it->second.dtype());
     if (storage && *storage != f) {
       throw InputError("kernel outputs", d.name,

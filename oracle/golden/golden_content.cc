@@ -1,5 +1,6 @@
 #include "oracle/golden/golden_content.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "oracle/core/certified.h"
@@ -8,11 +9,17 @@
 
 namespace lmo::oracle {
 
-InputSet convert_inputs(const InputSet& in, ref::Format f, bool* exact) {
+InputSet convert_inputs(const Op& op, const InputSet& in, ref::Format f, bool* exact) {
+  // Inputs whose dtype the op fixes (integers, an f32 RoPE table, fp8 values and their f32
+  // scales) are read in it whatever the storage format (make_inputs): kept as they are.
+  std::vector<std::string> fixed;
+  for (const InputDecl& d : op.inputs()) {
+    if (d.dtype) fixed.push_back(d.name);
+  }
   InputSet out;
   bool all_exact = true;
   for (const auto& [name, t] : in.all()) {
-    if (!ref::is_float(t.dtype())) {
+    if (!ref::is_float(t.dtype()) || std::find(fixed.begin(), fixed.end(), name) != fixed.end()) {
       out.add(name, t);
       continue;
     }
@@ -110,13 +117,15 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
     // least as wide as every input) those are the given inputs and their exact run is reused.
     // A case with its own input_format: every output format on those very inputs.
     bool same_inputs = true;
-    const InputSet converted = c.input_format ? InputSet{} : convert_inputs(in, f, &same_inputs);
+    const InputSet converted =
+        c.input_format ? InputSet{} : convert_inputs(op, in, f, &same_inputs);
     const Outputs<ref::mp> other =
         same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted, c.formats);
     const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
     for (size_t k = 0; k < decls.size(); ++k) {
       if (decls[k].topk) continue;
-      out.tensors.emplace(golden_output_name(decls[k], f), rounded_output(decls[k], exact[k], f));
+      const ref::Format of = output_format(decls[k], f);
+      out.tensors.emplace(golden_output_name(decls[k], of), rounded_output(decls[k], exact[k], of));
     }
   }
   nlohmann::json policies = nlohmann::json::object();

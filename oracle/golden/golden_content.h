@@ -15,9 +15,10 @@
 
 namespace lmo::oracle {
 
-// The real inputs converted to format f with round-to-nearest-even (integer inputs unchanged).
-// exact is set to whether every value converted exactly.
-InputSet convert_inputs(const InputSet& in, ref::Format f, bool* exact = nullptr);
+// The real inputs of op converted to format f with round-to-nearest-even (integer inputs and
+// those whose dtype the op fixes unchanged). exact is set to whether every value converted
+// exactly.
+InputSet convert_inputs(const Op& op, const InputSet& in, ref::Format f, bool* exact = nullptr);
 
 // {"kind": ..., constants of that kind..., "justification": ...}
 nlohmann::json policy_json(const std::string& op, const std::string& output);

@@ -106,7 +106,7 @@ InputSet user_inputs(const Op& op, const std::string& op_name,
 std::map<std::string, ref::Tensor> user_outputs(const Op& op, const InputSet& in, ref::Format f) {
   const std::vector<OutputDecl> decls = op.outputs();
   bool same_inputs = true;
-  const InputSet converted = convert_inputs(in, f, &same_inputs);
+  const InputSet converted = convert_inputs(op, in, f, &same_inputs);
   const Outputs<ref::mp> exact = exact_outputs(op, converted, {&f, 1});
   bool any_topk = false;
   for (const OutputDecl& d : decls) any_topk = any_topk || d.topk;
@@ -119,7 +119,7 @@ std::map<std::string, ref::Tensor> user_outputs(const Op& op, const InputSet& in
       out.emplace(decls[k].name,
                   rounded_output(decls[k], same_inputs ? exact[k] : given[k], ref::Format::f64));
     } else {
-      out.emplace(decls[k].name, rounded_output(decls[k], exact[k], f));
+      out.emplace(decls[k].name, rounded_output(decls[k], exact[k], output_format(decls[k], f)));
     }
   }
   return out;

@@ -116,6 +116,18 @@ constexpr PolicyEntry kTable[] = {
     {"aux_free_update", "", ulp_policy(0, 0, kMargin, 1),
      "c ± γ: one sum, rounded once; the f32 constant γ is off by u, times κ = |γ|/|c ± γ|"},
 
+    // fp8 scaling (reference/fp8_scaling.h).
+    {"fp8_quantize", "scales", ulp_policy(0, 0),
+     "amax/M is one division, correctly rounded to f32 (ue8m0: a power of two); dequantization "
+     "reads this very value, so it must be the reference's"},
+    {"fp8_quantize", "q", ulp_policy(0, 0, kMargin),
+     "x/s rounded once to fp8 (saturating); margin: a kernel multiplying by an f32 reciprocal "
+     "(2^-23 relative) crosses a midpoint only within 2^-20 of an fp8 ulp"},
+    {"fp8_dequantize", "", ulp_policy(0, 0, kMargin),
+     "q·s is one product, correctly rounded in f32; margin: the second rounding to narrow"},
+    {"fp8_linear", "", naive_policy(),
+     "a GEMM of dequantized operands (per-block partial sums scaled in f32): a reduction over k"},
+
     // Blocks.
     {"decoder_block", "", naive_policy(),
      "norms, attention, FFN and residual sums: a composition of reductions"},

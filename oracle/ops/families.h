@@ -23,5 +23,6 @@ void add_rope_ops(std::vector<OpInfo>& ops);
 void add_ffn_ops(std::vector<OpInfo>& ops);
 void add_block_ops(std::vector<OpInfo>& ops);
 void add_moe_balance_ops(std::vector<OpInfo>& ops);
+void add_fp8_ops(std::vector<OpInfo>& ops);
 
 }  // namespace lmo::oracle

@@ -85,7 +85,9 @@ double case_bytes(const Case& c, const Op& op) {
     for (const OutputDecl& d : op.outputs()) {
       double n = 1;
       for (int64_t e : d.shape) n *= static_cast<double>(e);
-      bytes += n * (d.topk ? static_cast<double>(ref::dtype_size(ref::DType::i64)) : real);
+      bytes += n * (d.topk     ? static_cast<double>(ref::dtype_size(ref::DType::i64))
+                    : d.format ? static_cast<double>(ref::dtype_size(ref::format_dtype(*d.format)))
+                               : real);
     }
     most = std::max(most, bytes);
   }
@@ -191,7 +193,8 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
         if (it == shared->end()) {
           it = shared
                    ->emplace(std::piecewise_construct, std::forward_as_tuple(key),
-                             std::forward_as_tuple(policy, exact[k].values, storage, jo))
+                             std::forward_as_tuple(policy, exact[k].values,
+                                                   output_format(d, storage), jo))
                    .first;
         }
         v = judge(it->second, bufs[k]);

@@ -233,7 +233,10 @@ def check(op, inputs, outputs, recipe="strict", seed=None, diagnose=False, **par
     packed_in = None if inputs is None else _pack_all(c, inputs, "inputs", "inputs")[0]
     if inputs is None:
         # The judge regenerates the case's inputs in the outputs' format: name it the case's.
-        real = [p[1] for p in packed_out if p[1] not in ("i64", "i32", "u8")]
+        # Outputs stored in a format of their own (fp8 quantization's q and scales) say nothing
+        # of it: without another, the case keeps its own.
+        fixed = {d["name"] for d in _io(c)["outputs"] if d.get("format")}
+        real = [p[1] for p in packed_out if p[0] not in fixed and p[1] not in ("i64", "i32", "u8")]
         if real:
             c["formats"] = [real[0]]
     report_json, text = _progress.run(f"check {c['id']}", _core.check, json.dumps(c), packed_in,

@@ -84,7 +84,10 @@ std::string op_io(const std::string& case_text) {
                    {"computed", static_cast<bool>(d.computed)}});
   }
   for (const auto& d : op->outputs()) {
-    outs.push_back({{"name", d.name}, {"shape", d.shape}, {"topk", d.topk}});
+    outs.push_back({{"name", d.name},
+                    {"shape", d.shape},
+                    {"topk", d.topk},
+                    {"format", d.format ? std::string(lmo::ref::format_name(*d.format)) : ""}});
   }
   json points = json::array();
   for (const auto& p : op->rounding_points()) {
