@@ -68,6 +68,17 @@ bool decides_rounding(const Ball& b, std::span<const Format> formats) {
   return true;
 }
 
+uint64_t decided_bits(const Ball& b, Format f) {
+  const double hi = b.hi();
+  if (!b.exact() && std::isfinite(hi)) {
+    // A deciding inexact ball lies strictly inside hi's f64 rounding interval.
+    if (f == Format::f64) return encode(f, hi);
+    const uint64_t below = encode(f, std::nextafter(hi, -kInf));
+    if (below == encode(f, std::nextafter(hi, kInf))) return below;
+  }
+  return encode(f, to_mp(b));
+}
+
 Ball round_to_format(Format f, const Ball& x, Overflow o) {
   // Every value of a deciding interval rounds to the same bits, the midpoint's among them.
   const Format one[] = {f};

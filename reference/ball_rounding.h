@@ -2,6 +2,7 @@
 // evaluation stand in for MPFR ([certified], oracle/core/certified.h).
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "reference/ball.h"
@@ -14,6 +15,10 @@ namespace lmo::ref {
 // that rounding b's midpoint gives the reference's bits. An exact ball decides when its midpoint
 // converts to mp exactly.
 bool decides_rounding(const Ball& b, std::span<const Format> formats);
+// The bits of b's value rounded to f, for a ball that decides_rounding(b, {f}) accepts: read off
+// hi where f has no rounding boundary between hi's neighbours (no MPFR operation), else from b's
+// midpoint in mp.
+uint64_t decided_bits(const Ball& b, Format f);
 // The same for every format of formats.h (f64, f32, tf32, bf16, f16, e4m3, e5m2).
 inline bool decides_every_format(const Ball& b) { return decides_rounding(b, kAllFormats); }
 

@@ -18,6 +18,7 @@
 #include "oracle/core/philox.h"
 #include "oracle/core/sha256.h"
 #include "oracle/core/specials.h"
+#include "reference/ball_rounding.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {
@@ -522,17 +523,50 @@ TEST(InputsPinned, NormalDigestsFromValuesKeptAcrossFormats) {
   const InputDecl d("pinned.normal", {3, 341}, Dist::kNormal, 0, 1);
   for (const bool reversed : {false, true}) {
     NormalDraws draws;
-    const std::vector<std::array<ref::mp, 2>>* first = nullptr;
+    const std::vector<std::array<ref::Ball, 2>>* first = nullptr;
     for (size_t k = 0; k < std::size(kPins); ++k) {
       const Pin& p = kPins[reversed ? std::size(kPins) - 1 - k : k];
       const NormalReal gen(InputStream(kPinSeed, d.name), p.d, 0, 1);
-      const std::vector<std::array<ref::mp, 2>>& pairs = draws.pairs(kPinSeed, d, gen, 1023);
+      const std::vector<std::array<ref::Ball, 2>>& pairs = draws.pairs(kPinSeed, d, gen, 1023);
       if (!first) first = &pairs;
       EXPECT_EQ(&pairs, first) << "drawn again for " << name_of(p.d);
       Tensor t(p.d, {3, 341});
-      for (int64_t i = 0; i < t.numel(); ++i) t.set_bits(i, gen.bits_of(pairs[i / 2][i % 2]));
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        t.set_bits(i, gen.bits_of(pairs[i / 2][i % 2], static_cast<uint64_t>(i / 2),
+                                  static_cast<int>(i % 2)));
+      }
       EXPECT_EQ(sha256_hex(t.bytes()), p.normal) << name_of(p.d);
     }
+  }
+}
+
+// The balls' fast path ([certified]) against the MPFR pair itself, draw by draw: every ball
+// encloses MPFR's value, and the bits it decides are MPFR's, in every format, with a mean that
+// makes mean + stddev·z cancel (the largest relative radius) and one that does not.
+TEST(InputsNormal, BallPairsGiveTheMpfrPairsBits) {
+  for (const auto& [mean, stddev] : {std::pair{0.0, 1.0}, std::pair{1.0, 0.25}}) {
+    int64_t undecided = 0, checked = 0;
+    for (const DType dt : {DType::f64, DType::f32, DType::bf16, DType::f16, DType::e4m3}) {
+      if (dt == DType::e4m3 && mean != 0) continue;  // |mean| + 9.42·stddev must fit
+      const NormalReal gen(InputStream(kPinSeed, "balls"), dt, mean, stddev);
+      for (uint64_t j = 0; j < 20000; ++j) {
+        const std::array<ref::Ball, 2> b = gen.pair_balls(j);
+        const std::array<ref::mp, 2> v = gen.pair_values(j);
+        for (int k = 0; k < 2; ++k) {
+          ASSERT_LE(abs(v[k] - ref::to_mp(b[k])), ref::mp(b[k].rad()) * (1 + 0x1p-40))
+              << j << " " << k;
+          ASSERT_EQ(gen.bits_of(b[k], j, k), gen.bits_of(v[k])) << name_of(dt) << " " << j;
+          const ref::Format one[] = {ref::dtype_format(dt)};
+          undecided += ref::decides_rounding(b[k], one) ? 0 : 1;
+          ++checked;
+        }
+        const std::array<uint64_t, 2> pb = gen.pair_bits(j);
+        ASSERT_EQ(pb[0], gen.bits_of(v[0]));
+        ASSERT_EQ(pb[1], gen.bits_of(v[1]));
+      }
+    }
+    // Fallbacks are the rare exception (a value within 2^-100 or so of a rounding boundary).
+    EXPECT_LT(undecided, checked / 1000) << mean;
   }
 }
 

@@ -25,29 +25,31 @@ void fill_parallel(ref::Tensor& t, const Gen& gen) {
 // Rounds the kept Box–Muller values to gen's format: element i is value i % 2 of pair i / 2, as
 // in fill().
 void fill_from_pairs(ref::Tensor& t, const NormalReal& gen,
-                     const std::vector<std::array<ref::mp, 2>>& pairs) {
+                     const std::vector<std::array<ref::Ball, 2>>& pairs) {
   const int64_t n = t.numel();
   const int64_t slices = (n + kSlice - 1) / kSlice;
   ref::parallel_for(slices, [&](int64_t s) {
     for (int64_t i = s * kSlice; i < std::min(n, (s + 1) * kSlice); ++i) {
-      t.set_bits(i, gen.bits_of(pairs[static_cast<size_t>(i / 2)][static_cast<size_t>(i % 2)]));
+      const auto j = static_cast<uint64_t>(i / 2);
+      const int k = static_cast<int>(i % 2);
+      t.set_bits(i, gen.bits_of(pairs[static_cast<size_t>(j)][static_cast<size_t>(k)], j, k));
     }
   });
 }
 
 }  // namespace
 
-const std::vector<std::array<ref::mp, 2>>& NormalDraws::pairs(uint64_t seed, const InputDecl& d,
-                                                              const NormalReal& gen, int64_t n) {
+const std::vector<std::array<ref::Ball, 2>>& NormalDraws::pairs(uint64_t seed, const InputDecl& d,
+                                                                const NormalReal& gen, int64_t n) {
   auto key = std::make_tuple(seed, d.name, d.a, d.b, n);
   auto it = kept_.find(key);
   if (it != kept_.end()) return it->second;
-  std::vector<std::array<ref::mp, 2>> pairs(static_cast<size_t>((n + 1) / 2));
+  std::vector<std::array<ref::Ball, 2>> pairs(static_cast<size_t>((n + 1) / 2));
   const auto count = static_cast<int64_t>(pairs.size());
   const int64_t slices = (count + kSlice / 2 - 1) / (kSlice / 2);
   ref::parallel_for(slices, [&](int64_t s) {
     for (int64_t j = s * (kSlice / 2); j < std::min(count, (s + 1) * (kSlice / 2)); ++j) {
-      pairs[static_cast<size_t>(j)] = gen.pair_values(static_cast<uint64_t>(j));
+      pairs[static_cast<size_t>(j)] = gen.pair_balls(static_cast<uint64_t>(j));
     }
   });
   return kept_.emplace(std::move(key), std::move(pairs)).first->second;

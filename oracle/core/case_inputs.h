@@ -13,26 +13,28 @@
 
 #include "oracle/core/case.h"
 #include "oracle/core/op.h"
+#include "reference/ball.h"
 #include "reference/number_types.h"
 
 namespace lmo::oracle {
 
 class NormalReal;
 
-// The Box–Muller values of a case's normal inputs (mp, before their rounding), kept for its other
-// storage formats: they are the same in every format, and drawing them (MPFR logarithm, square
-// root, sine and cosine) is most of the inputs' time. make_inputs with one draws the values at
-// the first format that needs them and rounds the kept values for the others: the same bits.
+// The Box–Muller values of a case's normal inputs (balls, before their rounding), kept for its
+// other storage formats: they are the same in every format, and drawing them (MPFR logarithm,
+// square root, sine and cosine) is most of the inputs' time. make_inputs with one draws the values
+// at the first format that needs them and rounds the kept values for the others: the same bits.
 class NormalDraws {
  public:
-  // NormalReal::pair_values(j) of gen for j < (n + 1) / 2, drawn (in parallel slices) at the
-  // first call for this seed, input name, mean, stddev and n.
-  const std::vector<std::array<ref::mp, 2>>& pairs(uint64_t seed, const InputDecl& d,
-                                                   const NormalReal& gen, int64_t n);
+  // NormalReal::pair_balls(j) of gen for j < (n + 1) / 2, drawn (in parallel slices) at the
+  // first call for this seed, input name, mean, stddev and n (NormalReal::bits_of rounds them,
+  // recomputing pair_values(j) where a ball does not decide).
+  const std::vector<std::array<ref::Ball, 2>>& pairs(uint64_t seed, const InputDecl& d,
+                                                     const NormalReal& gen, int64_t n);
 
  private:
   std::map<std::tuple<uint64_t, std::string, double, double, int64_t>,
-           std::vector<std::array<ref::mp, 2>>>
+           std::vector<std::array<ref::Ball, 2>>>
       kept_;
 };
 

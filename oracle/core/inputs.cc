@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "oracle/core/philox.h"
+#include "reference/ball_rounding.h"
 
 namespace lmo::oracle {
 
@@ -143,14 +144,41 @@ NormalReal::NormalReal(InputStream stream, DType dtype, double mean, double stdd
   mean_ = mp(mean);
   stddev_ = mp(stddev);
   two_pi_ = 2 * boost::math::constants::pi<mp>();
+  two_pi_ball_ = ref::Ball(two_pi_);
 }
 
 std::array<uint64_t, 2> NormalReal::pair_bits(uint64_t j) const {
+  const std::array<ref::Ball, 2> b = pair_balls(j);
+  const ref::Format one[] = {format_};
+  if (ref::decides_rounding(b[0], one) && ref::decides_rounding(b[1], one)) {
+    return {ref::decided_bits(b[0], format_), ref::decided_bits(b[1], format_)};
+  }
   const std::array<mp, 2> v = pair_values(j);
   return {bits_of(v[0]), bits_of(v[1])};
 }
 
 uint64_t NormalReal::bits_of(const mp& value) const { return ref::encode(format_, value); }
+
+// The formula of pair_values on balls. MPFR's pair differs from the exact one by a few roundings
+// to 167 bits of the terms' size; a ball's radius is at least 2^-106 of the terms' size unless
+// it is exact (then so are MPFR's operations), and decides_rounding widens it by 2^-40 of itself:
+// MPFR's value lies in every ball that decides, and rounds as the ball does.
+std::array<ref::Ball, 2> NormalReal::pair_balls(uint64_t j) const {
+  using ref::Ball;
+  const std::array<uint32_t, 4> r = stream_.draw(j);
+  const Ball u1 = ldexp(Ball(static_cast<unsigned long>(word64(r[0], r[1]))) + Ball(1.0), -64);
+  const Ball u2 = ldexp(Ball(static_cast<unsigned long>(word64(r[2], r[3]))), -64);
+  const Ball radius = sqrt(Ball(-2.0) * log(u1));
+  const Ball theta = two_pi_ball_ * u2;
+  const Ball mean(static_cast<double>(mean_)), stddev(static_cast<double>(stddev_));
+  return {mean + stddev * (radius * cos(theta)), mean + stddev * (radius * sin(theta))};
+}
+
+uint64_t NormalReal::bits_of(const ref::Ball& value, uint64_t j, int k) const {
+  const ref::Format one[] = {format_};
+  if (ref::decides_rounding(value, one)) return ref::decided_bits(value, format_);
+  return bits_of(pair_values(j)[static_cast<size_t>(k)]);
+}
 
 std::array<mp, 2> NormalReal::pair_values(uint64_t j) const {
   const std::array<uint32_t, 4> r = stream_.draw(j);

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reference/ball.h"
 #include "reference/number_types.h"
 #include "reference/tensor.h"
 
@@ -85,12 +86,19 @@ class NormalReal {
   std::array<ref::mp, 2> pair_values(uint64_t j) const;
   // The storage bits of such a value.
   uint64_t bits_of(const ref::mp& value) const;
+  // The same pair as balls ([certified], reference/ball.h): intervals around the exact values of
+  // the formula, in double-double arithmetic (5 to 10 times faster than MPFR). Where a ball
+  // decides its rounding (ball_rounding.h) its bits are those of pair_values; bits_of(ball, j, k)
+  // returns them, computing pair_values(j) only where it does not decide.
+  std::array<ref::Ball, 2> pair_balls(uint64_t j) const;
+  uint64_t bits_of(const ref::Ball& value, uint64_t j, int k) const;
 
  private:
   InputStream stream_;
   ref::DType dtype_;
   ref::Format format_;
   ref::mp mean_, stddev_, two_pi_;
+  ref::Ball two_pi_ball_;
 };
 
 // Uniform integer in [lo, hi) for i64, i32 and u8 (token ids, positions). With k = r0 | r1 << 32
