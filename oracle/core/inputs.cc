@@ -106,6 +106,8 @@ UniformReal::UniformReal(InputStream stream, DType dtype, double a, double b)
   }
   mp_a_ = mp(a);
   mp_width_ = mp(b) - mp(a);
+  ball_a_ = ref::Ball(a);
+  ball_width_ = ref::Ball(b) - ball_a_;  // exact: a double-word difference (2Sum)
   // a and b are within range, so neither saturating encode nor the single step can overflow.
   lowest_bits_ = ref::encode(format_, a, ref::Overflow::kSaturate);
   if (ref::decode<double>(format_, lowest_bits_) < a) {
@@ -122,8 +124,14 @@ UniformReal::UniformReal(InputStream stream, DType dtype, double a, double b)
 
 uint64_t UniformReal::bits(uint64_t index) const {
   const std::array<uint32_t, 4> r = stream_.draw(index);
-  const mp u = ldexp(mp(word64(r[0], r[1])), -64);  // exact: 64 bits fit mp's 167
-  const uint64_t out = ref::encode(format_, mp_a_ + mp_width_ * u);
+  const uint64_t w = word64(r[0], r[1]);
+  // On balls first (their bits are MPFR's wherever they decide, as NormalReal's), else in mp.
+  const ref::Ball ball =
+      ball_a_ + ball_width_ * ldexp(ref::Ball(static_cast<unsigned long>(w)), -64);
+  const ref::Format one[] = {format_};
+  const uint64_t out = ref::decides_rounding(ball, one)
+                           ? ref::decided_bits(ball, format_)
+                           : ref::encode(format_, mp_a_ + mp_width_ * ldexp(mp(w), -64));
   const double v = ref::decode<double>(format_, out);  // exact for every format
   if (v >= b_) return highest_bits_;
   if (v < a_) return lowest_bits_;

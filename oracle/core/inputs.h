@@ -42,11 +42,12 @@ class InputStream {
 
 // Uniform real in [a, b). u = (r0 | r1 << 32) / 2^64, an exact dyadic in [0, 1); the value
 // a + (b - a) * u is evaluated in mp and rounded to nearest-even in the storage format (r2, r3
-// are unused). For ordinary bounds ([-1, 1), [0.5, 4), ...) the three mp operations are exact,
-// so the stored value is the correctly rounded exact a + (b - a) * u. Rounding may land outside
-// [a, b) (on b, or below an a that the format cannot represent); such values become the
-// largest format value below b, or the smallest one not below a. The constructor
-// throws std::invalid_argument unless dtype is floating, a and b are finite, a < b, both lie in
+// are unused; the value is first evaluated on balls, whose bits are mp's wherever they decide). For
+// ordinary bounds ([-1, 1), [0.5, 4), ...) the three mp operations are exact, so the stored value
+// is the correctly rounded exact a + (b - a) * u. Rounding may land outside [a, b) (on b, or below
+// an a that the format cannot represent); such values become the largest format value below b, or
+// the smallest one not below a. The constructor throws std::invalid_argument unless dtype is
+// floating, a and b are finite, a < b, both lie in
 // [-max_finite, max_finite] of the format, and the format has a value in [a, b).
 class UniformReal {
  public:
@@ -60,6 +61,8 @@ class UniformReal {
   ref::Format format_;
   double a_, b_;
   ref::mp mp_a_, mp_width_;
+  ref::Ball ball_a_,
+      ball_width_;  // the same on balls: the value's bits without MPFR where they decide
   uint64_t lowest_bits_, highest_bits_;  // smallest format value >= a, largest < b
 };
 
