@@ -40,7 +40,8 @@ KernelCall make_kernel_call(const std::string& who, const std::string& op_name,
                             const nlohmann::json& params, ref::Format storage,
                             const std::vector<KernelInput>& inputs);
 
-// One armed buffer per output of the op: the storage format, i64 for top-k indices.
+// One armed buffer per output of the op: the storage format (or the output's own format,
+// OutputDecl::format), i64 for top-k indices.
 std::vector<GuardedBuffer> armed_outputs(const Op& op, ref::Format storage);
 
 // After the backend's call: std::runtime_error naming `backend` and the op when a guard is

@@ -8,12 +8,10 @@
 namespace lmo::oracle {
 namespace {
 
-ref::DType fp8_dtype(ref::Format f) { return ref::format_dtype(f); }
-
 // The quantized values a kernel reads: the whole fp8 range, uniformly.
 InputDecl fp8_values(std::string name, std::vector<int64_t> shape, ref::Format f) {
   const double m = ref::fp8_max(f);
-  return {std::move(name), std::move(shape), Dist::kUniform, -m, m, fp8_dtype(f)};
+  return {std::move(name), std::move(shape), Dist::kUniform, -m, m, ref::format_dtype(f)};
 }
 
 // Scales of a quantized tensor: amax/M for amax of order 1 (E4M3: about 2^-9 … 2^-6).
