@@ -76,12 +76,17 @@ bool bits_is_inf(Format f, uint64_t bits);
 
 namespace detail {
 uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t frac);
+// encode() of an MPFR value (`mpfr` points to its mpfr_t; void so that this header does not pull
+// in mpfr.h), through its nearest double: the generic algorithm costs about ten MPFR calls per
+// value, this two. Sets `done` false, and returns nothing useful, where the double is outside
+// [2^-1000, 2^1000] (zero, overflow or the double subnormals), which the generic path takes.
+uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
 }
 
-// Round x (any binary type with frexp/ldexp/floor/isnan/isinf/signbit found by ADL or in std)
-// to nearest-even in format f, and return the container bit pattern.
+namespace detail {
+// The generic algorithm (the file's head) on any binary type.
 template <class T>
-uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
+uint64_t encode_generic(Format f, const T& x, Overflow overflow) {
   using std::floor;
   using std::frexp;
   using std::isinf;
@@ -115,8 +120,21 @@ uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
     return overflow == Overflow::kSaturate ? max_finite_bits(f, neg) : inf_bits(f, neg);
   }
   const uint64_t hidden = uint64_t{1} << s.frac_bits;
-  if (sig < hidden) return detail::assemble(s, neg, 0, sig);  // subnormal (or zero)
-  return detail::assemble(s, neg, exp + s.bias, sig - hidden);
+  if (sig < hidden) return assemble(s, neg, 0, sig);  // subnormal (or zero)
+  return assemble(s, neg, exp + s.bias, sig - hidden);
+}
+}  // namespace detail
+
+// Round x (any binary type with frexp/ldexp/floor/isnan/isinf/signbit found by ADL or in std)
+// to nearest-even in format f, and return the container bit pattern.
+template <class T>
+uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
+  if constexpr (requires(const T& t) { t.backend().data()[0]._mpfr_d; }) {  // mp
+    bool done = false;
+    const uint64_t bits = detail::encode_mpfr(f, x.backend().data(), overflow, done);
+    if (done) return bits;
+  }
+  return detail::encode_generic(f, x, overflow);
 }
 
 // Exact value of a bit pattern as T (every format here fits exactly in double and wider).

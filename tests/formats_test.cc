@@ -192,6 +192,75 @@ TEST(Rounding, MpToDoubleIsCorrectlyRoundedAtMidpoints) {
   }
 }
 
+// encode() of an mp goes through its nearest double (formats.cc, encode_mpfr). Near each
+// rounding boundary of every format (the midpoints of neighbouring values, zero's, the overflow
+// threshold), at offsets down to 2^-100 of the gap, far below a double's step, where the nearest
+// double is the midpoint itself: the value rounds to the neighbour on its side (the even one at
+// the midpoint), and to the generic algorithm's bits under both overflow rules. Every pattern of
+// the 8- and 16-bit formats, sampled patterns of tf32, f32 and f64, and the double-range edges
+// the fast path leaves to the generic one.
+void check_mp_boundaries(Format f, uint64_t p, int shift) {
+  const uint64_t lo = p << shift, hi = (p + 1) << shift;
+  const mp a = decode<mp>(f, lo);
+  const bool top = bits_is_nan(f, hi) || bits_is_inf(f, hi);  // a is the largest finite value
+  const mp gap =
+      top ? mp(ldexp(mp(1), spec(f).emax() - spec(f).frac_bits)) : mp(decode<mp>(f, hi) - a);
+  const mp mid = a + gap / 2;
+  for (const int k : {2, 20, 40, 46, 53, 60, 100}) {  // mid + 2^-100·gap: exact in mp
+    for (const int side : {-1, 0, 1}) {
+      const mp x = mid + side * ldexp(gap, -k);
+      for (const Overflow o : {Overflow::kIeee, Overflow::kSaturate}) {
+        for (const mp& v : {x, mp(-x)}) {
+          ASSERT_EQ(encode(f, v, o), detail::encode_generic(f, v, o))
+              << format_name(f) << " p=" << p << " k=" << k << " side=" << side;
+        }
+      }
+      if (top) continue;
+      const uint64_t want = side > 0 ? hi : side < 0 ? lo : ((p & 1) ? hi : lo);
+      ASSERT_EQ(encode(f, x), want) << format_name(f) << " p=" << p << " k=" << k;
+      if (side == 0) break;  // the midpoint itself: once
+    }
+  }
+}
+
+TEST(Rounding, MpEncodeThroughDoubleIsTheGenericRounding) {
+  for (const Format f : {Format::bf16, Format::f16, Format::e4m3, Format::e5m2}) {
+    const int bits = spec(f).exp_bits + spec(f).frac_bits;  // the positive patterns
+    for (uint64_t p = 0; p < (uint64_t{1} << bits);
+         p += f == Format::e4m3 || f == Format::e5m2 ? 1 : 7) {
+      if (bits_is_nan(f, p) || bits_is_inf(f, p)) continue;
+      check_mp_boundaries(f, p, 0);
+    }
+  }
+  uint64_t state = 4242;
+  for (int i = 0; i < 3000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    check_mp_boundaries(Format::tf32, (state >> 40) % 0x3FBFF, 13);
+    check_mp_boundaries(Format::f32, (state >> 33) % 0x7F7FFFFF, 0);
+    check_mp_boundaries(Format::f64, (state >> 2) % 0x7FEFFFFFFFFFFFFFull, 0);
+  }
+  for (const Format f : {Format::tf32, Format::f32, Format::f64}) {
+    const int shift = spec(f).shift;
+    check_mp_boundaries(f, max_finite_bits(f) >> shift, shift);
+    check_mp_boundaries(f, 0, shift);  // zero and the smallest subnormal
+    check_mp_boundaries(f, 1, shift);
+  }
+  // Around the ends of the fast path's range, where f64 takes the generic path.
+  for (const int e :
+       {-1100, -1075, -1074, -1050, -1022, -1001, -1000, -999, 999, 1000, 1001, 1023, 1024}) {
+    for (const mp& x : {ldexp(mp(1), e), mp(ldexp(mp(3), e - 2)),
+                        mp(ldexp(mp(1), e) * (1 + ldexp(mp(1), -60)))}) {
+      for (const Format f : kAllFormats) {
+        for (const Overflow o : {Overflow::kIeee, Overflow::kSaturate}) {
+          ASSERT_EQ(encode(f, x, o), detail::encode_generic(f, x, o))
+              << format_name(f) << " 2^" << e;
+          ASSERT_EQ(encode(f, mp(-x), o), detail::encode_generic(f, mp(-x), o)) << format_name(f);
+        }
+      }
+    }
+  }
+}
+
 TEST(Constants, Bf16) {
   EXPECT_EQ(max_finite_bits(Format::bf16), 0x7F7Fu);
   EXPECT_DOUBLE_EQ(decode<double>(Format::bf16, 0x7F7F), 3.3895313892515355e38);
