@@ -6,11 +6,14 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <unordered_set>
 #include <vector>
+
+#include "reference/parallel.h"
 
 namespace lmo::oracle {
 namespace {
@@ -75,6 +78,20 @@ void check_guard(Verdict& v, const GuardedBuffer& buf) {
              (off >= 0 ? " (past the end)" : " (before the start)");
 }
 
+// Judging's element loops run over fixed blocks of this many elements, spread over the
+// reference's threads (reference/parallel.h). What a block finds is merged block by block in
+// index order, so the verdict does not depend on the thread count: maxima and counts are exact,
+// and the first failure is the first block's that has one.
+constexpr int64_t kJudgeBlock = 512;
+
+int64_t block_count(int64_t n) { return (n + kJudgeBlock - 1) / kJudgeBlock; }
+
+void for_blocks(int64_t n, const std::function<void(int64_t, int64_t, int64_t)>& body) {
+  ref::parallel_for(block_count(n), [&](int64_t b) {
+    body(b, b * kJudgeBlock, std::min(n, (b + 1) * kJudgeBlock));
+  });
+}
+
 // max|naive − x| over the elements where both are finite.
 mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded) {
   using std::isfinite;
@@ -89,6 +106,26 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
     if (e > worst) worst = e;
   }
   return worst;
+}
+
+// The same over a whole group, its blocks in parallel (a max and a count: exact in any order).
+mp naive_max_error_blocked(std::span<const mp> exact, std::span<const double> naive,
+                           int64_t& excluded) {
+  const auto n = static_cast<int64_t>(exact.size());
+  std::vector<mp> worst(static_cast<size_t>(block_count(n)), mp(0));
+  std::vector<int64_t> left_out(worst.size(), 0);
+  for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
+    const auto at = static_cast<size_t>(begin), len = static_cast<size_t>(end - begin);
+    worst[static_cast<size_t>(b)] = naive_max_error(exact.subspan(at, len), naive.subspan(at, len),
+                                                    left_out[static_cast<size_t>(b)]);
+  });
+  mp w = 0;
+  excluded = 0;
+  for (size_t b = 0; b < worst.size(); ++b) {
+    if (worst[b] > w) w = worst[b];
+    excluded += left_out[b];
+  }
+  return w;
 }
 
 // What a kUlp policy allows at x: k ulps, +1 within `margin` ulp of a rounding midpoint (rule
@@ -451,14 +488,27 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
                                   std::to_string(n) + " outputs, got " +
                                   std::to_string(o.naive.size()));
     }
-    for (int64_t g = 0; g < n; g += group_) {
-      int64_t excluded = 0;
-      const size_t b = static_cast<size_t>(g), len = static_cast<size_t>(group_);
-      naive_bounds_.push_back(mp(policy.naive_factor) * naive_max_error(exact.subspan(b, len),
-                                                                        o.naive.subspan(b, len),
-                                                                        excluded));
-      naive_excluded_ += excluded;
-      naive_bound_ = std::max(naive_bound_, static_cast<double>(naive_bounds_.back()));
+    // One group: its blocks in parallel; several: the groups in parallel.
+    const int64_t groups = n / group_;
+    std::vector<int64_t> excluded(static_cast<size_t>(groups), 0);
+    naive_bounds_.resize(static_cast<size_t>(groups));
+    auto group_bound = [&](int64_t g) {
+      const size_t b = static_cast<size_t>(g * group_), len = static_cast<size_t>(group_);
+      int64_t& ex = excluded[static_cast<size_t>(g)];
+      const mp worst =
+          groups == 1 ? naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex)
+                      : naive_max_error(exact.subspan(b, len), o.naive.subspan(b, len), ex);
+      naive_bounds_[static_cast<size_t>(g)] = mp(policy.naive_factor) * worst;
+    };
+    if (groups == 1) {
+      group_bound(0);
+    } else {
+      ref::parallel_for(groups, group_bound);
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      naive_excluded_ += excluded[static_cast<size_t>(g)];
+      naive_bound_ =
+          std::max(naive_bound_, static_cast<double>(naive_bounds_[static_cast<size_t>(g)]));
     }
   }
   if (!o.error_scale.empty() && static_cast<int64_t>(o.error_scale.size()) != n) {
@@ -477,23 +527,25 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
   if (arg_error) {
     allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
   }
-  for (size_t i = 0; i < size; ++i) {
-    const mp& x = exact[i];
-    rounded_[i] = ref::encode(format, x, o.overflow);
-    if (!naive_bounds_.empty() && isfinite(x)) {
-      const NaiveInterval iv =
-          naive_interval(policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)],
-                         o.compute, o.error_scale.empty() ? 0.0 : o.error_scale[i]);
-      naive_lo_[i] = iv.lo;
-      naive_hi_[i] = iv.hi;
+  for_blocks(n, [&](int64_t, int64_t begin, int64_t end) {
+    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+      const mp& x = exact[i];
+      rounded_[i] = ref::encode(format, x, o.overflow);
+      if (!naive_bounds_.empty() && isfinite(x)) {
+        const NaiveInterval iv =
+            naive_interval(policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)],
+                           o.compute, o.error_scale.empty() ? 0.0 : o.error_scale[i]);
+        naive_lo_[i] = iv.lo;
+        naive_hi_[i] = iv.hi;
+      }
+      if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
+        const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
+        allowed_ulps_[i] = a.k;
+        allowed_margin_[i] = a.margin;
+        allowed_extra_[i] = a.extra;
+      }
     }
-    if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
-      const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
-      allowed_ulps_[i] = a.k;
-      allowed_margin_[i] = a.margin;
-      allowed_extra_[i] = a.extra;
-    }
-  }
+  });
 }
 
 namespace {
@@ -507,7 +559,6 @@ bool flushed_subnormal(ref::Format f, uint64_t reference, uint64_t got) {
 }  // namespace
 
 Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) {
-  using std::isfinite;
   if (!ref::is_float(got.dtype()) || ref::dtype_format(got.dtype()) != format_) {
     throw std::invalid_argument("judge: the output dtype " +
                                 std::string(ref::dtype_name(got.dtype())) + " is not the " +
@@ -518,14 +569,42 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
     throw std::invalid_argument("judge: " + std::to_string(exact_.size()) + " exact values for " +
                                 std::to_string(n) + " outputs");
   }
-  const Format f = format_;
-  const JudgeOptions& o = options_;
+  // Each block judges into its own verdict and metrics, merged in block order below.
+  const auto blocks = static_cast<size_t>(block_count(n));
+  std::vector<Verdict> part(blocks);
+  std::vector<MetricsAccumulator> part_metrics(blocks, MetricsAccumulator(format_));
+  for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
+    judge_range(got, buf, begin, end, part[static_cast<size_t>(b)],
+                part_metrics[static_cast<size_t>(b)]);
+  });
   Verdict v;
   v.elements = n;
   v.naive_bound = naive_bound_;
   v.naive_excluded = naive_excluded_;
-  MetricsAccumulator acc(f);
-  for (int64_t i = 0; i < n; ++i) {
+  MetricsAccumulator acc(format_);
+  for (size_t b = 0; b < blocks; ++b) {
+    const Verdict& p = part[b];
+    if (v.pass && !p.pass) {
+      v.pass = false;
+      v.reason = p.reason;
+      v.first_index = p.first_index;
+      v.detail = p.detail;
+    }
+    v.failed += p.failed;
+    for (size_t r = 0; r < v.by_reason.size(); ++r) v.by_reason[r] += p.by_reason[r];
+    v.forgiven += p.forgiven;
+    acc.merge(part_metrics[b]);
+  }
+  v.metrics = acc.result();
+  return v;
+}
+
+void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* buf, int64_t begin,
+                                 int64_t end, Verdict& v, MetricsAccumulator& acc) {
+  using std::isfinite;
+  const Format f = format_;
+  const JudgeOptions& o = options_;
+  for (int64_t i = begin; i < end; ++i) {
     const auto at = static_cast<size_t>(i);
     const mp& x = exact_[at];
     const uint64_t y = got.bits(i);
@@ -581,8 +660,6 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
     }
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);
   }
-  v.metrics = acc.result();
-  return v;
 }
 
 Verdict judge(const Policy& policy, std::span<const mp> exact, const ref::Tensor& got,

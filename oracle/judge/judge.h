@@ -106,6 +106,10 @@ class JudgeReference {
   Verdict judge(const ref::Tensor& got, const GuardedBuffer* buf = nullptr);
 
  private:
+  // Judges elements [begin, end) into v (failures, forgiven) and acc.
+  void judge_range(const ref::Tensor& got, const GuardedBuffer* buf, int64_t begin, int64_t end,
+                   Verdict& v, MetricsAccumulator& acc);
+
   Policy policy_;
   std::span<const mp> exact_;
   ref::Format format_;

@@ -102,6 +102,10 @@ class MetricsAccumulator {
   explicit MetricsAccumulator(ref::Format f) : format_(f) {}
   // Adds element `index` (used for max_ulps_index) when both are finite; ignores it otherwise.
   void add(int64_t index, const mp& exact, const ElementMetrics& m, uint64_t got);
+  // Adds what `later` accumulated, as if its elements had been added after this one's (the
+  // judge merges its blocks in index order). The sums are added as wholes: the same to within
+  // the rounding of mp, not bit for bit a single element-by-element sum.
+  void merge(const MetricsAccumulator& later);
   TensorMetrics result() const;
 
  private:
