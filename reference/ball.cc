@@ -275,7 +275,8 @@ Ball log1p(const Ball& x) {
       x, [](const mp& v) { return mp(boost::multiprecision::log1p(v)); }, lip);
 }
 
-// Lipschitz constants: |tanh'|, |sin'|, |cos'|, |atan'| ≤ 1; |erf'| = |erfc'| ≤ 2/√π < 1.1284.
+// Lipschitz constants: |tanh'|, |sin'|, |cos'|, |atan'| ≤ 1; |erf'| = |erfc'| ≤ 2/√π < 1.1284
+// (less away from 0: erf_lipschitz).
 Ball tanh(const Ball& x) {
   // tanh|x| = (1 − e)/(1 + e), e = e^(−2|x|), in ball arithmetic (its radius is the bound). Near
   // 0 the subtraction cancels (relative radius ≈ 2^-98/|x|): MPFR there, and for non-finite x.
@@ -288,13 +289,29 @@ Ball tanh(const Ball& x) {
   const Ball t = (one - e) / (one + e);
   return std::signbit(x.hi()) ? -t : t;
 }
+// |erf'(t)| = |erfc'(t)| = 2/√π·e^(−t²), largest over the ball at its point m nearest 0. Away
+// from 0 this is far below the global 2/√π: erfc(t) ≈ e^(−t²)/(t√π) is tiny for large t, and with
+// the global constant the radius of GELU's erfc(−x/√2) at x ≪ 0 dwarfed the value, so every such
+// element fell back to MPFR. e^(−m²) is bounded above by the ball exp (its written bound) of a
+// value at or below −m².
+double erf_lipschitz(const Ball& x) {
+  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π = 1.12837…
+  if (!finite(x) || x.exact()) return kTwoOverRootPi;
+  const double lo = x.lower(), hi = x.upper();
+  if (lo <= 0 && hi >= 0) return kTwoOverRootPi;
+  const double m = std::min(std::fabs(lo), std::fabs(hi));
+  const double m2 = m * m * (1 - 0x1p-50);  // below m²: one rounding of at most 2^-53
+  const Ball e = exp(Ball(-m2));
+  if (!finite(e)) return kTwoOverRootPi;
+  return std::min(kTwoOverRootPi, up(kTwoOverRootPi * std::max(e.upper(), 0x1p-1074)));
+}
 Ball erf(const Ball& x) {
   return via_mp(
-      x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, 1.1284);
+      x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, erf_lipschitz(x));
 }
 Ball erfc(const Ball& x) {
   return via_mp(
-      x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, 1.1284);
+      x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, erf_lipschitz(x));
 }
 namespace {
 

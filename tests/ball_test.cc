@@ -112,12 +112,29 @@ TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
     expect_contains(tanh(a.ball), tanh(a.point), "tanh");
     expect_contains(tanh(-p.ball), tanh(-p.point), "tanh of a wide range");
     expect_contains(erf(a.ball), erf(a.point), "erf");
+    if (i % 20 == 0) {  // MPFR's erf and erfc far from 0 take about a millisecond
+      expect_contains(erf(p.ball), erf(p.point), "erf far from 0");
+      expect_contains(erfc(p.ball), erfc(p.point), "erfc of a tiny value");
+      expect_contains(erfc(-p.ball), erfc(-p.point), "erfc near 2");
+    }
     expect_contains(sin(p.ball), sin(p.point), "sin");
     expect_contains(cos(p.ball), cos(p.point), "cos");
     const Sample angle = sample(s, -2e6, 2e6, rr * 0x1p-30);  // RoPE and sinusoidal angles
     expect_contains(sin(angle.ball), sin(angle.point), "sin of a large angle");
     expect_contains(cos(angle.ball), cos(angle.point), "cos of a large angle");
     expect_contains(pow(p.ball, a.ball), pow(p.point, a.point), "pow");
+  }
+}
+
+// erfc far out (GELU's erfc(−x/√2) for x ≪ 0): tiny values keep a radius tiny relative to
+// themselves, so the rounding is decided there without MPFR's whole-op fallback.
+TEST(Ball, ErfcFarOutKeepsARelativeRadius) {
+  Stream s{5};
+  for (int i = 0; i < 300; ++i) {
+    const Sample t = sample(s, 2, 26, 0x1p-100);
+    const Ball e = erfc(t.ball);
+    expect_contains(e, erfc(t.point), "erfc");
+    EXPECT_LT(e.rad(), std::fabs(e.hi()) * 0x1p-80) << "erfc(" << t.ball.hi() << ")";
   }
 }
 
