@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oracle/judge/policy_table.h"
+#include "reference/parallel.h"
 #include "reference/softmax.h"
 
 namespace lmo::oracle {
@@ -571,6 +572,35 @@ void expect_same_verdict(const Verdict& a, const Verdict& b) {
   EXPECT_EQ(a.metrics.max_rel, b.metrics.max_rel);
   EXPECT_EQ(a.metrics.min_significant_bits, b.metrics.min_significant_bits);
   EXPECT_EQ(a.metrics.nmse, b.metrics.nmse);
+}
+
+// The judge spreads its elements over the reference's threads in fixed blocks: the verdict
+// (first failure, counts, metrics) is the same for any thread count, and the first failure is
+// the lowest failing index even when it lies in a later block than other failures' threads.
+TEST(JudgeReference, VerdictDoesNotDependOnTheThreadCount) {
+  std::vector<mp> exact;
+  for (int i = 0; i < 5000; ++i) exact.push_back(mp(i - 2500) / 7);
+  ref::Tensor got = rounded(DType::bf16, exact);
+  const auto bump = [&](int64_t i, int ulps) { got.set_bits(i, got.bits(i) + ulps); };
+  bump(1700, 1);  // the first failure, in the fourth block of 512
+  bump(4999, 3);  // the largest error, in the last block
+  bump(2600, 3);  // the same size earlier: max_ulps_index is the first of them
+  bump(3000, 2);
+  const int before = ref::reference_threads();
+  std::vector<Verdict> v;
+  for (const int threads : {1, 2, 5}) {
+    ref::set_reference_threads(threads);
+    v.push_back(judge(kExact, exact, got));
+  }
+  ref::set_reference_threads(before);
+  EXPECT_FALSE(v[0].pass);
+  EXPECT_EQ(v[0].first_index, 1700);
+  EXPECT_EQ(v[0].failed, 4);
+  EXPECT_EQ(v[0].metrics.max_ulps, 3);
+  EXPECT_EQ(v[0].metrics.max_ulps_index, 2600);
+  EXPECT_EQ(v[0].metrics.compared, 5000);
+  expect_same_verdict(v[0], v[1]);
+  expect_same_verdict(v[0], v[2]);
 }
 
 TEST(JudgeReference, NaivePolicyOutputsInAnyOrderGetTheirOwnVerdicts) {
