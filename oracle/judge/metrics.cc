@@ -130,23 +130,22 @@ mp rel_error(Format f, const mp& exact, uint64_t got) {
 // done on the double there (one MPFR call, not three); a tiny nonzero relative error (below
 // 2^-1000, which a 167-bit exact value never gives) is scaled first.
 double error_in_u(Format f, const mp& rel) {
-  using std::ldexp;
   const double r = static_cast<double>(rel);  // NaN and +inf pass through
   const int p = ref::spec(f).precision();
   if (!(std::fabs(r) < 0x1p-1000) || mpfr_zero_p(rel.backend().data())) return std::ldexp(r, p);
-  return static_cast<double>(ldexp(rel, p));
+  return static_cast<double>(boost::multiprecision::ldexp(rel, p));
 }
 
 // On the relative error rounded to double, r: u and 1 are doubles and rounding is monotone, so
 // rel ≤ u gives r ≤ u, and a rel just above u that rounds to u gives −log2(u) = p, the same
 // answer; likewise at 1. The result is the mp comparisons', with one MPFR call.
 double significant_bits(Format f, const mp& rel) {
-  const double p = ref::spec(f).precision();
+  const int p = ref::spec(f).precision();
   const double r = static_cast<double>(rel);
   if (std::isnan(r)) return std::numeric_limits<double>::quiet_NaN();
-  if (r <= std::ldexp(1.0, -ref::spec(f).precision())) return p;  // includes exact (0)
+  if (r <= std::ldexp(1.0, -p)) return p;                         // u; includes exact (0)
   if (r >= 1) return 0;                                           // includes +inf
-  return std::clamp(-std::log2(r), 0.0, p);
+  return std::clamp(-std::log2(r), 0.0, static_cast<double>(p));
 }
 
 ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Overflow overflow) {
