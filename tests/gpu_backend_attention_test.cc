@@ -77,7 +77,8 @@ TEST(GpuBackendAttention, CasesAreWellFormed) {
   // The inputs of one format (the others differ only in rounding).
   for (const json& c : attention_cases()) {
     const Harness h(c, ref::Format::bf16);
-    EXPECT_EQ(gpu_attention_unsupported(c.at("op").get<std::string>(), h.op()), "") << c.dump();
+    EXPECT_EQ(gpu_attention_unsupported(kernel_entry(c.at("op").get<std::string>()), h.op()), "")
+        << c.dump();
   }
 }
 
@@ -86,15 +87,16 @@ TEST(GpuBackendAttention, WidthsBeyondTheKernelsAreUnsupported) {
       make_case("wide", "attention",
                 {{"h", 1}, {"g", 1}, {"d", 1025}, {"tokens", 2}, {"mask", "none"}}, 90),
       ref::Format::f32);
-  EXPECT_EQ(gpu_attention_unsupported("attention", wide.op()),
+  EXPECT_EQ(gpu_attention_unsupported(KernelEntry::kAttention, wide.op()),
             "the GPU attention kernel takes d <= 1024");
   const Harness latent(
       make_case("wide-mla", "mla_decode",
                 {{"h", 1}, {"d_h", 4}, {"d_rope", 1026}, {"d_c", 1024}, {"cache_len", 2}}, 91),
       ref::Format::f32);
-  EXPECT_EQ(gpu_attention_unsupported("mla_decode", latent.op()),
+  EXPECT_EQ(gpu_attention_unsupported(KernelEntry::kMlaDecode, latent.op()),
             "the GPU MLA kernel takes d_c <= 1024 and d_c + d_rope <= 2048");
-  EXPECT_EQ(gpu_attention_unsupported("softmax", wide.op()), "");  // other families: no say
+  EXPECT_EQ(gpu_attention_unsupported(KernelEntry::kSoftmax, wide.op()),
+            "");  // other families: no say
 }
 
 TEST(GpuBackendAttention, CasesPassOnTheDevice) {

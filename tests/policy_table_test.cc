@@ -1,6 +1,7 @@
-// THE tolerance table (oracle/judge/policy_table.h): every op the backend registry will ask for has an
-// entry with a justification and sane constants, elementwise ops are judged in ulps and
-// reductions against the naive run, and lookups of unknown ops fail with the list of known ones.
+// The tolerance table (oracle/judge/policy_table.h, derived from the ops' records): every op of
+// the registry has an entry with a justification and sane constants, elementwise outputs are
+// judged in ulps, reductions against the naive run and selections as sets, and lookups of
+// unknown ops fail with the list of known ones.
 #include "oracle/judge/policy_table.h"
 
 #include <gtest/gtest.h>
@@ -9,10 +10,12 @@
 #include <cmath>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 
 #include "oracle/core/case.h"
+#include "oracle/core/op.h"
 #include "oracle/golden/check.h"
 
 namespace lmo::oracle {
@@ -26,13 +29,6 @@ std::set<std::string> registry_ops() {
   return names;
 }
 const std::set<std::string> kRegistryOps = registry_ops();
-
-// Elementwise ops: policy (1) by the DESIGN rule.
-const std::set<std::string> kElementwise = {
-    "relu", "gelu", "gelu_tanh", "silu", "swiglu_gate", "geglu_gate", "geglu_tanh_gate",
-    "reglu_gate", "softcap", "learned_position", "t5_bias", "aux_free_update",
-    // A max over a tile is exact: each scale is one division, each q one division (or product).
-    "fp8_quantize", "fp8_dequantize"};
 
 TEST(PolicyTable, EveryEntryIsAKnownOpWithAJustification) {
   std::set<std::pair<std::string, std::string>> seen;
@@ -76,14 +72,49 @@ TEST(PolicyTable, EveryRegistryOpHasAPolicy) {
   }
 }
 
+// The table holds each record's policies, in registry order, viewing the records' strings.
+TEST(PolicyTable, IsTheRecordsPolicies) {
+  size_t k = 0;
+  const std::span<const PolicyEntry> table = policy_table();
+  for (const OpInfo& o : op_registry()) {
+    for (const OutputPolicy& p : o.policies) {
+      ASSERT_LT(k, table.size());
+      EXPECT_EQ(table[k].op, o.name);
+      EXPECT_EQ(table[k].output, p.output);
+      EXPECT_EQ(table[k].justification, p.justification);
+      EXPECT_EQ(&policy_entry(o.name, p.output).policy, &table[k].policy);
+      ++k;
+    }
+  }
+  EXPECT_EQ(k, table.size());
+}
+
+// The DESIGN rule: an output computed from a few input values per element is judged in ulps
+// (policy (1)), a reduction or composition against the naive run (2), a discrete selection as
+// sets (4). The structure is stated in the record beside the policy; this keeps the two in step.
+TEST(PolicyTable, EachOutputsStructureDecidesItsPolicyKind) {
+  for (const OpInfo& o : op_registry()) {
+    for (const OutputPolicy& p : o.policies) {
+      SCOPED_TRACE(o.name + "/" + p.output);
+      switch (p.structure) {
+        case OutputStructure::kElementwise:
+          EXPECT_EQ(p.policy.kind, PolicyKind::kUlp);
+          break;
+        case OutputStructure::kReduction:
+          EXPECT_EQ(p.policy.kind, PolicyKind::kNaiveRelative);
+          break;
+        case OutputStructure::kSelection:
+          EXPECT_EQ(p.policy.kind, PolicyKind::kTopKSet);
+          break;
+      }
+    }
+  }
+}
+
 TEST(PolicyTable, ConstantsFitTheirPolicy) {
   for (const PolicyEntry& e : policy_table()) {
     SCOPED_TRACE(std::string(e.op) + "/" + std::string(e.output));
     const Policy& p = e.policy;
-    // fused_add_rmsnorm's updated residual is one addition per element; its y is a reduction.
-    const bool elementwise = kElementwise.count(std::string(e.op)) > 0 ||
-                             (e.op == "fused_add_rmsnorm" && e.output == "residual");
-    EXPECT_EQ(p.kind == PolicyKind::kUlp, elementwise);
     switch (p.kind) {
       case PolicyKind::kUlp:
         EXPECT_GE(p.ulps_wide, 0);
@@ -98,14 +129,11 @@ TEST(PolicyTable, ConstantsFitTheirPolicy) {
         EXPECT_EQ(p.naive_factor, 2.0);  // the FlashAttention rule
         EXPECT_EQ(p.output_ulps, 0.5);   // plus half an ulp of the output
         EXPECT_EQ(p.compute_ulps, 2.0);  // FlashAttention 3's floor: twice the working rounding
-        // The error scale only where the op supplies one (oracle/ops/ffn_error_scale.h, the Shaw
-        // logits' in oracle/ops/positional.cc: ErrorScaleOnlyWhereTheOpSuppliesOne), and a few
-        // standard deviations of a correct kernel's error (u·S/√3), no more.
-        if (e.op == "ffn" || e.op == "glu_ffn" || e.op == "shaw_logits") {
+        // An error scale is a few standard deviations of a correct kernel's error (u·S/√3), no
+        // more; the op must supply S (ErrorScaleOnlyWhereTheOpSuppliesOne).
+        if (p.error_scale != 0) {
           EXPECT_GE(p.error_scale, 2.0);
           EXPECT_LE(p.error_scale, 8.0);
-        } else {
-          EXPECT_EQ(p.error_scale, 0.0);
         }
         break;
       case PolicyKind::kTopKSet:

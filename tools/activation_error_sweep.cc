@@ -6,11 +6,10 @@
 // Every `stride`-th f32 x of [−b, b] (SiLU: [−88, 88], past which its result is x or the scaled
 // deep form; GELU-tanh: [−20, 20]; GELU: every `gelu_stride`-th of [−16, 16]), split at x = 0:
 // the largest error in ulps of the exact value, and the largest share of the policy's allowance
-// (oracle/judge/policy_table.cc: k ulps plus, for the GELUs, arg·κ·u·|y|/ulp(y), κ the condition of the
-// inner function as oracle/ops/activations.cc computes it: |v|(1 − σ(v)) for GELU-tanh's
-// v = 2√(2/π)(x + 0.044715x³), |a|·2e^{−a²}/(√π·erfc a) for GELU's a = −x/√2).
-// Usage: activation_error_sweep [stride = 3] [gelu_stride = 61] [target names, e.g. AVX2 SSE4:
-// all]
+// (the records in oracle/ops/activations.cc: k ulps plus, for the GELUs, arg·κ·u·|y|/ulp(y), κ the
+// condition of the inner function as oracle/ops/activations.cc computes it: |v|(1 − σ(v)) for
+// GELU-tanh's v = 2√(2/π)(x + 0.044715x³), |a|·2e^{−a²}/(√π·erfc a) for GELU's a = −x/√2). Usage:
+// activation_error_sweep [stride = 3] [gelu_stride = 61] [target names, e.g. AVX2 SSE4: all]
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
+#include "oracle/core/kernel_entry.h"
 #include "oracle/ops/activations.h"
 #include "oracle/ops/norms.h"
 #include "oracle/ops/softmax.h"
@@ -137,27 +138,20 @@ void run_softmax(const Op& op, typename K::Storage s, const InputSet& in,
   }
 }
 
-// The ops of the norm, elementwise and softmax families, each with its adapter.
+// The adapters of the norm, elementwise and softmax entries (kernel_entry.h); nullptr for the
+// other entries, which each library's backend adapts itself.
 template <class K>
-std::map<std::string, Adapter<K>, std::less<>> common_adapters() {
-  return {
-      {"rmsnorm", run_norm<K>},
-      {"rmsnorm_gemma", run_norm<K>},
-      {"layernorm", run_norm<K>},
-      {"relu", run_elementwise<K>},
-      {"gelu", run_elementwise<K>},
-      {"gelu_tanh", run_elementwise<K>},
-      {"silu", run_elementwise<K>},
-      {"reglu_gate", run_elementwise<K>},
-      {"geglu_gate", run_elementwise<K>},
-      {"geglu_tanh_gate", run_elementwise<K>},
-      {"swiglu_gate", run_elementwise<K>},
-      {"softcap", run_elementwise<K>},
-      {"softmax", run_softmax<K>},
-      {"online_softmax", run_softmax<K>},
-      {"logsumexp", run_softmax<K>},
-      {"cross_entropy", run_softmax<K>},
-  };
+Adapter<K> common_adapter(KernelEntry e) {
+  switch (e) {
+    case KernelEntry::kNorm:
+      return run_norm<K>;
+    case KernelEntry::kElementwise:
+      return run_elementwise<K>;
+    case KernelEntry::kSoftmax:
+      return run_softmax<K>;
+    default:
+      return nullptr;
+  }
 }
 
 }  // namespace lmo::oracle::op_adapters

@@ -1,11 +1,11 @@
 // The fast backends: one per Highway target this build compiled and this CPU supports
 // ("fast-avx2", "fast-sse4", ...), each forcing dynamic dispatch to its target for the call.
-// Each op the fast path implements has an adapter here from the oracle's op (its parameters and
-// inputs) to the plain-pointer API of fast/. Ops without an adapter are reported unsupported.
+// Each kernel entry fast/ implements (kernel_entry.h; an op's record names its entry) has an
+// adapter here from the oracle's op (its parameters and inputs) to the plain-pointer API of
+// fast/. Ops whose entry has no adapter are reported unsupported.
 #include <algorithm>
 #include <cctype>
 #include <functional>
-#include <map>
 #include <stdexcept>
 
 #include "fast/activations.h"
@@ -16,8 +16,8 @@
 #include "fast/softmax.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
-#include "oracle/backends/backend.h"
 #include "oracle/backends/adapters.h"
+#include "oracle/backends/backend.h"
 #include "oracle/backends/fast_adapters.h"
 #include "oracle/backends/fast_attention.h"
 #include "oracle/backends/fast_rope.h"
@@ -55,48 +55,55 @@ void run_fused_add_rmsnorm(const Op& op, fast::Storage s, const InputSet& in,
                           p.rows, p.d, static_cast<float>(p.eps));
 }
 
-const std::map<std::string, Adapter, std::less<>>& adapters() {
-  static const std::map<std::string, Adapter, std::less<>> m = {
-      {"rmsnorm", run_norm},
-      {"fused_add_rmsnorm", run_fused_add_rmsnorm},
-      {"rmsnorm_gemma", run_norm},
-      {"layernorm", run_norm},
-      {"relu", run_elementwise},
-      {"gelu", run_elementwise},
-      {"gelu_tanh", run_elementwise},
-      {"silu", run_elementwise},
-      {"reglu_gate", run_elementwise},
-      {"geglu_gate", run_elementwise},
-      {"geglu_tanh_gate", run_elementwise},
-      {"swiglu_gate", run_elementwise},
-      {"softcap", run_elementwise},
-      {"softmax", run_softmax},
-      {"online_softmax", run_softmax},
-      {"logsumexp", run_softmax},
-      {"cross_entropy", run_softmax},
-      {"attention", run_fast_attention},
-      {"attention_decode", run_fast_attention},
-      {"paged_attention_decode", run_fast_paged_decode},
-      {"mla_decode", run_fast_mla_decode},
-      {"paged_mla_decode", run_fast_paged_mla_decode},
-      {"rope", run_fast_rope},
-      {"rope_table", run_fast_rope},
-      {"sinusoidal_pe", run_fast_sinusoidal_pe},
-      {"learned_position", fast_adapters::run_learned_position},
-      {"shaw_logits", fast_adapters::run_shaw_logits},
-      {"t5_bias", fast_adapters::run_t5_bias},
-      {"moe_router", fast_adapters::run_moe_router},
-      {"load_balance_loss", fast_adapters::run_load_balance_loss},
-      {"aux_free_update", fast_adapters::run_aux_free_update},
-      {"moe_layer", fast_adapters::run_moe_layer},
-      {"ffn", fast_adapters::run_ffn},
-      {"glu_ffn", fast_adapters::run_ffn},
-      {"decoder_block", fast_adapters::run_decoder_block},
-      {"fp8_quantize", fast_adapters::run_fp8_quantize},
-      {"fp8_dequantize", fast_adapters::run_fp8_dequantize},
-      {"fp8_linear", fast_adapters::run_fp8_linear},
-  };
-  return m;
+// fast/'s adapter for each kernel entry of the ops' records (kernel_entry.h); nullptr: none.
+Adapter adapter(KernelEntry e) {
+  switch (e) {
+    case KernelEntry::kNone:
+      return nullptr;
+    case KernelEntry::kNorm:
+    case KernelEntry::kElementwise:
+    case KernelEntry::kSoftmax:
+      return op_adapters::common_adapter<FastKernels>(e);
+    case KernelEntry::kFusedAddRmsnorm:
+      return run_fused_add_rmsnorm;
+    case KernelEntry::kAttention:
+      return run_fast_attention;
+    case KernelEntry::kPagedAttentionDecode:
+      return run_fast_paged_decode;
+    case KernelEntry::kMlaDecode:
+      return run_fast_mla_decode;
+    case KernelEntry::kPagedMlaDecode:
+      return run_fast_paged_mla_decode;
+    case KernelEntry::kRope:
+      return run_fast_rope;
+    case KernelEntry::kSinusoidalPe:
+      return run_fast_sinusoidal_pe;
+    case KernelEntry::kLearnedPosition:
+      return fast_adapters::run_learned_position;
+    case KernelEntry::kShawLogits:
+      return fast_adapters::run_shaw_logits;
+    case KernelEntry::kT5Bias:
+      return fast_adapters::run_t5_bias;
+    case KernelEntry::kMoeRouter:
+      return fast_adapters::run_moe_router;
+    case KernelEntry::kLoadBalanceLoss:
+      return fast_adapters::run_load_balance_loss;
+    case KernelEntry::kAuxFreeUpdate:
+      return fast_adapters::run_aux_free_update;
+    case KernelEntry::kMoeLayer:
+      return fast_adapters::run_moe_layer;
+    case KernelEntry::kFfn:
+      return fast_adapters::run_ffn;
+    case KernelEntry::kDecoderBlock:
+      return fast_adapters::run_decoder_block;
+    case KernelEntry::kFp8Quantize:
+      return fast_adapters::run_fp8_quantize;
+    case KernelEntry::kFp8Dequantize:
+      return fast_adapters::run_fp8_dequantize;
+    case KernelEntry::kFp8Linear:
+      return fast_adapters::run_fp8_linear;
+  }
+  return nullptr;
 }
 
 constexpr auto* storage_of = &op_adapters::storage_of<fast::Storage>;
@@ -115,13 +122,13 @@ class FastBackend : public Backend {
            ", f32 compute, f32/bf16/f16 storage";
   }
   std::string unsupported(const Case& c, const Op&, ref::Format storage) const override {
-    if (!adapters().count(c.op)) return "no fast kernel for " + c.op;
+    if (!adapter(kernel_entry(c.op))) return "no fast kernel for " + c.op;
     if (!storage_of(storage)) return "the fast kernels store f32, bf16 and f16 only";
     return "";
   }
   void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) override {
     const fast::ScopedTarget scope(target_.id);
-    adapters().find(ctx.c.op)->second(ctx.op, *storage_of(ctx.storage), ctx.in, outputs);
+    adapter(kernel_entry(ctx.c.op))(ctx.op, *storage_of(ctx.storage), ctx.in, outputs);
   }
 
  private:

@@ -1,11 +1,11 @@
 // The gpu backend (built only with CUDA; registered only when gpu/api.h finds a device): the
-// CUDA kernels of gpu/ through their host interface. gpu/api.h has the fast/ API shape, so the
+// CUDA kernels of gpu/ through their host interface, one adapter per kernel entry of the ops'
+// records (kernel_entry.h). gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backends/adapters.h;
 // RoPE's adapter is here, attention's and MLA's in oracle/backends/gpu_attention.cc, the sinusoidal
 // encoding's and MoE's in backend_gpu_moe.cc, the FFNs' and the decoder block's in
 // backend_gpu_ffn.cc, the learned and relative positions' in backend_gpu_positional.cc. Other ops
 // are reported unsupported with the reason.
-#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -68,29 +68,51 @@ void run_rope(const Op& op, gpu::Storage s, const InputSet& in, std::vector<Guar
             p.rotary_dims, layout);
 }
 
-const std::map<std::string, Adapter<GpuKernels>, std::less<>>& gpu_adapters() {
-  static const std::map<std::string, Adapter<GpuKernels>, std::less<>> m = [] {
-    auto all = op_adapters::common_adapters<GpuKernels>();
-    all.emplace("rope", run_rope);
-    all.emplace("rope_table", run_rope);
-    all.emplace("attention", run_gpu_attention);
-    all.emplace("attention_decode", run_gpu_attention);
-    all.emplace("paged_attention_decode", run_gpu_paged_decode);
-    all.emplace("mla_decode", run_gpu_mla_decode);
-    all.emplace("paged_mla_decode", run_gpu_paged_mla_decode);
-    all.emplace("ffn", run_gpu_ffn);
-    all.emplace("glu_ffn", run_gpu_ffn);
-    all.emplace("decoder_block", run_gpu_decoder_block);
-    all.emplace("sinusoidal_pe", run_gpu_sinusoidal_pe);
-    all.emplace("learned_position", run_gpu_learned_position);
-    all.emplace("shaw_logits", run_gpu_shaw_logits);
-    all.emplace("t5_bias", run_gpu_t5_bias);
-    all.emplace("moe_router", run_gpu_moe_router);
-    all.emplace("load_balance_loss", run_gpu_load_balance_loss);
-    all.emplace("aux_free_update", run_gpu_aux_free_update);
-    return all;
-  }();
-  return m;
+// gpu/'s adapter for each kernel entry of the ops' records (kernel_entry.h); nullptr: none yet.
+Adapter<GpuKernels> gpu_adapter(KernelEntry e) {
+  switch (e) {
+    case KernelEntry::kNorm:
+    case KernelEntry::kElementwise:
+    case KernelEntry::kSoftmax:
+      return op_adapters::common_adapter<GpuKernels>(e);
+    case KernelEntry::kRope:
+      return run_rope;
+    case KernelEntry::kAttention:
+      return run_gpu_attention;
+    case KernelEntry::kPagedAttentionDecode:
+      return run_gpu_paged_decode;
+    case KernelEntry::kMlaDecode:
+      return run_gpu_mla_decode;
+    case KernelEntry::kPagedMlaDecode:
+      return run_gpu_paged_mla_decode;
+    case KernelEntry::kFfn:
+      return run_gpu_ffn;
+    case KernelEntry::kDecoderBlock:
+      return run_gpu_decoder_block;
+    case KernelEntry::kSinusoidalPe:
+      return run_gpu_sinusoidal_pe;
+    case KernelEntry::kLearnedPosition:
+      return run_gpu_learned_position;
+    case KernelEntry::kShawLogits:
+      return run_gpu_shaw_logits;
+    case KernelEntry::kT5Bias:
+      return run_gpu_t5_bias;
+    case KernelEntry::kMoeRouter:
+      return run_gpu_moe_router;
+    case KernelEntry::kLoadBalanceLoss:
+      return run_gpu_load_balance_loss;
+    case KernelEntry::kAuxFreeUpdate:
+      return run_gpu_aux_free_update;
+    // No CUDA kernels yet for these.
+    case KernelEntry::kNone:
+    case KernelEntry::kFusedAddRmsnorm:
+    case KernelEntry::kMoeLayer:
+    case KernelEntry::kFp8Quantize:
+    case KernelEntry::kFp8Dequantize:
+    case KernelEntry::kFp8Linear:
+      return nullptr;
+  }
+  return nullptr;
 }
 
 class GpuBackend : public Backend {
@@ -102,17 +124,18 @@ class GpuBackend : public Backend {
            std::to_string(dev_.compute_minor) + "), f32/bf16/f16 storage, f32 results";
   }
   std::string unsupported(const Case& c, const Op& op, ref::Format storage) const override {
-    if (!gpu_adapters().count(c.op)) return "no GPU kernel for " + c.op + " yet";
-    if (std::string why = gpu_attention_unsupported(c.op, op); !why.empty()) return why;
-    if (std::string why = gpu_decoder_block_unsupported(c.op, op); !why.empty()) return why;
+    const KernelEntry entry = kernel_entry(c.op);
+    if (!gpu_adapter(entry)) return "no GPU kernel for " + c.op + " yet";
+    if (std::string why = gpu_attention_unsupported(entry, op); !why.empty()) return why;
+    if (std::string why = gpu_decoder_block_unsupported(entry, op); !why.empty()) return why;
     if (!op_adapters::storage_of<gpu::Storage>(storage)) {
       return "the GPU kernels store f32, bf16 and f16 only";
     }
     return "";
   }
   void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) override {
-    gpu_adapters().find(ctx.c.op)->second(
-        ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage), ctx.in, outputs);
+    gpu_adapter(kernel_entry(ctx.c.op))(ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage),
+                                        ctx.in, outputs);
   }
 
  private:

@@ -42,19 +42,20 @@ void run_gpu_paged_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
   op_adapters::run_paged_mla_decode<GpuAttention>(op, s, in, out);
 }
 
-std::string gpu_attention_unsupported(const std::string& op_name, const Op& op) {
+std::string gpu_attention_unsupported(KernelEntry entry, const Op& op) {
   const std::string limit = std::to_string(gpu::kGpuAttentionMaxDim);
-  if (op_name == "attention" || op_name == "attention_decode") {
+  if (entry == KernelEntry::kAttention) {
     if (op_as<AttentionOp>(op).params().head_dim > gpu::kGpuAttentionMaxDim) {
       return "the GPU attention kernel takes d <= " + limit;
     }
-  } else if (op_name == "paged_attention_decode") {
+  } else if (entry == KernelEntry::kPagedAttentionDecode) {
     if (op_as<PagedDecodeOp>(op).params().heads.head_dim > gpu::kGpuAttentionMaxDim) {
       return "the GPU attention kernel takes d <= " + limit;
     }
-  } else if (op_name == "mla_decode" || op_name == "paged_mla_decode") {
-    const MlaDecodeParams& p = op_name == "mla_decode" ? op_as<MlaDecodeOp>(op).params()
-                                                       : op_as<PagedMlaDecodeOp>(op).params().mla;
+  } else if (entry == KernelEntry::kMlaDecode || entry == KernelEntry::kPagedMlaDecode) {
+    const MlaDecodeParams& p = entry == KernelEntry::kMlaDecode
+                                   ? op_as<MlaDecodeOp>(op).params()
+                                   : op_as<PagedMlaDecodeOp>(op).params().mla;
     if (p.latent_dim > gpu::kGpuAttentionMaxDim ||
         p.latent_dim + p.rope_dim > gpu::kGpuAttentionMaxKeyDim) {
       return "the GPU MLA kernel takes d_c <= " + limit +

@@ -28,6 +28,6 @@ void run_gpu_paged_mla_decode(const Op& op, gpu::Storage s, const InputSet& in,
 
 // Why the GPU attention kernels cannot run this op's shape (a width beyond
 // gpu/api_attention.h's limits), or "" (also for ops of other families).
-std::string gpu_attention_unsupported(const std::string& op_name, const Op& op);
+std::string gpu_attention_unsupported(KernelEntry entry, const Op& op);
 
 }  // namespace lmo::oracle

@@ -28,8 +28,8 @@ void run_gpu_decoder_block(const Op& op, gpu::Storage s, const InputSet& in,
   op_adapters::run_decoder_block<GpuFfn>(op, s, in, out);
 }
 
-std::string gpu_decoder_block_unsupported(const std::string& op_name, const Op& op) {
-  if (op_name != "decoder_block") return "";
+std::string gpu_decoder_block_unsupported(KernelEntry entry, const Op& op) {
+  if (entry != KernelEntry::kDecoderBlock) return "";
   const DecoderBlockParams& p = op_adapters::op_as<DecoderBlockOp>(op).params();
   if (p.heads > 0 && p.d / p.heads > gpu::kGpuAttentionMaxDim) {
     return "d/heads = " + std::to_string(p.d / p.heads) + " exceeds the GPU attention kernel's " +

@@ -21,6 +21,6 @@ void run_gpu_decoder_block(const Op& op, gpu::Storage s, const InputSet& in,
 
 // Why the GPU kernels cannot run this decoder block (a head width d/heads beyond the attention
 // kernel's limit), or "" (also for ops of other families).
-std::string gpu_decoder_block_unsupported(const std::string& op_name, const Op& op);
+std::string gpu_decoder_block_unsupported(KernelEntry entry, const Op& op);
 
 }  // namespace lmo::oracle

@@ -3,7 +3,7 @@
 // covered by the claims written against it without touching them. Internal to the registry.
 //
 // The bound of a kernel value: its allowance, the accuracy contract the oracle already judges the
-// kernel by (policy_table.cc), evaluated at that element from the op's exact and naive-f32 runs
+// kernel by (policy_table.h), evaluated at that element from the op's exact and naive-f32 runs
 // on the same inputs (kernel_allowance below). An identity A = B (exact in real arithmetic) is
 // then held to |A − B| ≤ allowance(A) + allowance(B): never tuned to the claim, and a kernel
 // that meets its contract on these inputs always passes.

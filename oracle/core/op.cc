@@ -72,6 +72,11 @@ const OpInfo* find_op(std::string_view name) {
   return nullptr;
 }
 
+KernelEntry kernel_entry(std::string_view name) {
+  const OpInfo* o = find_op(name);
+  return o ? o->kernel : KernelEntry::kNone;
+}
+
 std::string known_op_names() {
   std::string s;
   for (const OpInfo& o : op_registry()) s += (s.empty() ? "" : ", ") + o.name;

@@ -15,8 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "oracle/core/kernel_entry.h"
 #include "oracle/core/params.h"
 #include "oracle/core/topk_groups.h"
+#include "oracle/judge/policy.h"
 #include "oracle/judge/recipe.h"
 #include "reference/ball.h"
 #include "reference/formats.h"
@@ -181,12 +183,51 @@ std::vector<T> InputSet::values(std::string_view name) const {
   return v;
 }
 
+// What an output's element is a function of, which decides the kind of its policy (DESIGN.md,
+// Oracle): a few input values (kElementwise: ulps against the correctly rounded value), a
+// reduction or composition over many (kReduction: against the naive run), or a discrete choice
+// (kSelection: top-k sets).
+enum class OutputStructure : uint8_t { kElementwise, kReduction, kSelection };
+
+// How one output of an op is judged, with the reason for the policy and its constants.
+struct OutputPolicy {
+  std::string output;  // "" = every output the op has no row of its own for
+  OutputStructure structure;
+  Policy policy;
+  std::string justification;  // one line
+};
+
+inline OutputPolicy per_element_output(std::string output, Policy p, std::string why) {
+  return {std::move(output), OutputStructure::kElementwise, p, std::move(why)};
+}
+inline OutputPolicy per_element_output(Policy p, std::string why) {
+  return per_element_output("", p, std::move(why));
+}
+inline OutputPolicy reduction_output(std::string output, Policy p, std::string why) {
+  return {std::move(output), OutputStructure::kReduction, p, std::move(why)};
+}
+inline OutputPolicy reduction_output(Policy p, std::string why) {
+  return reduction_output("", p, std::move(why));
+}
+inline OutputPolicy selection_output(std::string output, Policy p, std::string why) {
+  return {std::move(output), OutputStructure::kSelection, p, std::move(why)};
+}
+
+// THE record of an op: everything the oracle says about it lives here, and the policy table
+// (policy_table.h), the backends' support (through `kernel`), `lmoracle list`, the Python
+// package's ops() and the tests derive from the registry of these records.
 struct OpInfo {
-  std::string name;     // as in case files and the policy table
+  std::string name;     // as in case files
   std::string catalog;  // F-rows it evaluates, e.g. "F12, F13, F14"
   std::string summary;  // one line, for `lmoracle list`
   // Reads and checks the parameters (ParamReader::finish is called by the caller).
   std::function<std::unique_ptr<Op>(ParamReader&)> make;
+  // The kernel call a kernel library implements it with (kernel_entry.h).
+  KernelEntry kernel = KernelEntry::kNone;
+  // Its tolerance policies, at least one; an output's own row before the "" row.
+  std::vector<OutputPolicy> policies;
+  // The named recipes (recipe.h) that describe kernels of this op, beside "strict".
+  std::vector<std::string> recipes = {};
 };
 
 // r with the op's implied points (Op::implied_points); RecipeError when r sets one otherwise.
@@ -199,6 +240,8 @@ BoundRecipe bind_recipe(const Recipe& r, std::string_view op_name, const Op& op,
 const std::vector<OpInfo>& op_registry();
 // nullptr when unknown.
 const OpInfo* find_op(std::string_view name);
+// The kernel entry of the op named `name` (KernelEntry::kNone when unknown).
+KernelEntry kernel_entry(std::string_view name);
 std::string known_op_names();
 
 }  // namespace lmo::oracle

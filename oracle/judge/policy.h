@@ -1,5 +1,7 @@
-// Tolerance policies (DESIGN.md, Oracle). Each op's policy and constants live in ONE table,
-// oracle/judge/policy_table.cc; this header only defines what a policy is.
+// Tolerance policies (DESIGN.md, Oracle). Each op's policies and their constants live in its
+// record (OpInfo::policies, oracle/ops/<family>.cc), and the table of all of them is derived
+// from the registry (policy_table.h); this header defines what a policy is and the constants
+// several records share.
 //
 //  (1) kUlp, elementwise ops: |ULP distance to the correctly rounded reference| ≤ k.
 //      k depends on the kind of output format (see Policy::max_ulps): in f32/f64 the kernel's
@@ -115,5 +117,21 @@ constexpr Policy topk_policy(double tie_margin) {
   p.tie_margin = tie_margin;
   return p;
 }
+
+// Rule (3)'s margin, in ulps of the output: 2^-8. A narrow result computed in f32 carries its f32
+// error (a few f32 ulps = 2^-13 ulp of f16/tf32, 2^-16 ulp of bf16, each times a few) into the
+// final rounding, so it can only flip the last bit within far less than 2^-8 ulp of a midpoint;
+// a random exact value lies that close with probability 2^-7, so a rounding bug (truncation
+// flips about half of all values) is still seen almost everywhere.
+inline constexpr double kRoundingMargin = 1.0 / 256;
+
+// The multiple of u·S that a composition with an error scale S takes as its naive bound where
+// that is larger than twice the naive run's error (rule (2); oracle/ops/ffn_error_scale.h):
+// with independent roundings uniform in ±u·m, a correct kernel's error has standard deviation
+// u·S/√3, so 4·u·S is 6.9 standard deviations. A kernel that keeps its hidden layer in bf16 errs
+// by about 2^-9·√d_ff times the hidden terms' size where u·S is about 2^-24·d_ff times it, so it
+// stays caught far beyond today's widths (tests/oracle_mutation_ffn_test.cc: on 256 of 256
+// outputs at d_ff 256, 63 of 64 at 8192).
+inline constexpr double kErrorScaleMultiple = 4;
 
 }  // namespace lmo::oracle

@@ -1,5 +1,6 @@
-// THE table of tolerance policies: every op the backend registry knows, with its policy, its
-// constants and a one-line justification (oracle/judge/policy_table.cc). Policies: oracle/judge/policy.h.
+// The table of tolerance policies: every op of the registry with its policies, their constants
+// and a one-line justification each, derived from the ops' records (OpInfo::policies,
+// oracle/core/op.h; written in oracle/ops/<family>.cc). Policies: oracle/judge/policy.h.
 #pragma once
 
 #include <span>
@@ -16,7 +17,7 @@ struct PolicyEntry {
   std::string_view justification;  // one line: why this policy and these constants
 };
 
-// All entries, in table order.
+// All entries, in registry order.
 std::span<const PolicyEntry> policy_table();
 
 // The entry for (op, output): the row naming that output, else the op's "" row. Throws

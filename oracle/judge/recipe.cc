@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+
+#include "oracle/core/op.h"
 
 namespace lmo::oracle {
 namespace {
@@ -36,64 +39,104 @@ std::string format_values() {
   return s;
 }
 
+// The recipes with the ops whose records name them, in registry order. A record naming an
+// unknown recipe, or a recipe (other than an every-op one) that no record names, is a mistake
+// in the records, caught the first time the recipes are read.
+std::vector<NamedRecipe> with_their_ops(std::vector<NamedRecipe> recipes) {
+  for (const OpInfo& o : op_registry()) {
+    for (const std::string& name : o.recipes) {
+      auto r = std::find_if(recipes.begin(), recipes.end(),
+                            [&](const NamedRecipe& x) { return x.name == name; });
+      if (r == recipes.end() || r->every_op) {
+        throw std::logic_error("op '" + o.name + "' names recipe '" + name +
+                               "', which is not a recipe of particular ops");
+      }
+      r->ops.push_back(o.name);
+    }
+  }
+  for (const NamedRecipe& r : recipes) {
+    if (!r.every_op && r.ops.empty()) {
+      throw std::logic_error("recipe '" + r.name + "' is named by no op's record");
+    }
+  }
+  return recipes;
+}
+
 }  // namespace
 
 const std::vector<NamedRecipe>& named_recipes() {
   // Each recipe names the implementation it describes; docs/recipes.md gives the lines of code
   // each point comes from.
-  static const std::vector<NamedRecipe> kRecipes = {
-      {"strict", {}, {},
-       "the oracle's naive kernel: every operation in f32, one rounding at the store"},
+  // Which ops each describes is said by the ops' records (OpInfo::recipes) and filled in below.
+  static const std::vector<NamedRecipe> kRecipes = with_their_ops({
+      {"strict",
+       {},
+       {},
+       "the oracle's naive kernel: every operation in f32, one rounding at the store",
+       /*every_op=*/true},
       {"flash-attention",
-       {"attention", "attention_decode", "paged_attention_decode"},
-       {{"scores", "f32"}, {"probs", "storage"}, {"acc", "f32"}, {"sum", "f32"},
+       {},
+       {{"scores", "f32"},
+        {"probs", "storage"},
+        {"acc", "f32"},
+        {"sum", "f32"},
         {"normalize", "late"}},
        "FlashAttention 2/3 and PyTorch SDPA (CPU flash kernel): P̃ = e^(s−m) cast to the storage "
        "format for the P̃V matrix product with f32 accumulation, divided by the f32 row sum "
        "at the end"},
       {"flash-mla",
-       {"mla_decode", "paged_mla_decode"},
-       {{"query", "storage"}, {"scores", "f32"}, {"probs", "storage"}, {"acc", "f32"},
-        {"sum", "f32"}, {"normalize", "late"}},
+       {},
+       {{"query", "storage"},
+        {"scores", "f32"},
+        {"probs", "storage"},
+        {"acc", "f32"},
+        {"sum", "f32"},
+        {"normalize", "late"}},
        "DeepSeek's FlashMLA decode kernel as vLLM's MLA backend feeds it: the absorbed query "
        "q_nope·W_UK (torch.bmm) and the rotated q_pe stored in the input dtype, then "
        "FlashAttention's P̃ in that dtype with f32 accumulation, divided at the end"},
       {"hf-llama-rmsnorm",
-       {"rmsnorm"},
+       {},
        {{"form", "rsqrt"}, {"inv_rms", "f32"}, {"normed", "storage"}},
        "transformers' LlamaRMSNorm: x·rsqrt(mean(x²)+ε) in f32, cast to the input dtype, then "
        "times the weight in that dtype"},
       {"vllm-fused-add-rmsnorm",
-       {"fused_add_rmsnorm"},
+       {},
        {{"sum", "storage"}, {"form", "rsqrt"}, {"inv_rms", "f32"}, {"normed", "storage"}},
        "vLLM's fused_add_rms_norm kernel: z = input + residual in the input dtype (stored as the "
        "residual and normalized as stored), rsqrtf of the f32 mean square, (x·rms) cast to the "
        "dtype, times the weight"},
       {"hf-rope",
-       {"rope"},
+       {},
        {{"angle", "f32"}, {"table", "storage"}, {"products", "storage"}},
        "transformers' Llama rotary embedding: f32 inv_freq and angles, cos/sin cast to the "
        "input dtype, q·cos + rotate_half(q)·sin in that dtype"},
-      {"torch-gelu", {"gelu", "geglu_gate"}, {{"form", "literal"}},
+      {"torch-gelu",
+       {},
+       {{"form", "literal"}},
        "torch.nn.functional.gelu: x/2·(1 + erf(x/√2)) in f32, erf within A&S 7.1.26's 1.5e-7 "
        "(ATen's CPU kernel)"},
-      {"torch-gelu-tanh", {"gelu_tanh", "geglu_tanh_gate"}, {{"form", "literal"}},
+      {"torch-gelu-tanh",
+       {},
+       {{"form", "literal"}},
        "torch.nn.functional.gelu(approximate=\"tanh\"): x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))"},
-      {"torch-silu", {"silu", "swiglu_gate"}, {{"form", "literal"}},
+      {"torch-silu",
+       {},
+       {{"form", "literal"}},
        "torch.nn.functional.silu: x/(1 + e^−x), −0 where e^−x overflows (x < −88.7 in f32)"},
       {"deepseek-v3-gate",
-       {"moe_router"},
+       {},
        {{"scores", "storage"}, {"sum", "storage"}, {"normalized", "storage"}},
        "DeepSeek-V3's reference Gate (inference/model.py) in bf16: sigmoid of the bf16 logits "
        "in bf16, the top-k weights gathered from those scores, divided by their bf16 sum, times "
        "route_scale, each step stored in bf16"},
       {"torch-mlp",
-       {"ffn", "glu_ffn"},
+       {},
        {{"hidden", "storage"}, {"act", "storage"}, {"gated", "storage"}},
        "an MLP of separate PyTorch kernels in the input dtype (transformers' LlamaMLP "
        "down_proj(act_fn(gate_proj(x)) * up_proj(x)), GPT-2's MLP): each nn.Linear output, the "
        "activation and the gate product stored in that dtype, f32 accumulation inside each GEMM"},
-  };
+  });
   return kRecipes;
 }
 

@@ -56,9 +56,12 @@ struct Recipe {
 
 struct NamedRecipe {
   std::string name;
-  std::vector<std::string> ops;  // the ops it applies to; empty = every op
+  // The ops it applies to, in registry order, derived from the ops' records (OpInfo::recipes);
+  // empty = every op (only a recipe with every_op).
+  std::vector<std::string> ops;
   std::map<std::string, std::string> points;
   std::string source;  // the implementation it describes, for the README's table
+  bool every_op = false;
 };
 
 // strict, flash-attention, flash-mla, hf-llama-rmsnorm, vllm-fused-add-rmsnorm, hf-rope,

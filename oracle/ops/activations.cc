@@ -78,8 +78,11 @@ double activation_condition(ref::Activation act, const ref::mp& x) {
 namespace {
 
 OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation act,
-                        std::string catalog, std::string summary) {
-  return {std::move(name), std::move(catalog), std::move(summary),
+                        std::string catalog, std::string summary, Policy policy, std::string why,
+                        std::vector<std::string> recipes = {}) {
+  return {std::move(name),
+          std::move(catalog),
+          std::move(summary),
           [kind, act](ParamReader& r) {
             ElementwiseParams p;
             p.kind = kind;
@@ -91,7 +94,10 @@ OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation 
               p.literal = r.flag("literal", false);
             }
             return std::make_unique<ElementwiseOp>(p);
-          }};
+          },
+          KernelEntry::kElementwise,
+          {per_element_output(policy, std::move(why))},
+          std::move(recipes)};
 }
 
 }  // namespace
@@ -192,22 +198,53 @@ Outputs<T> ElementwiseOp::compute(const InputSet& in, const BoundRecipe& recipe)
   return out;
 }
 
+// The records' ulp constants: wide k in f32 ulps (the compute precision of fast/ and gpu/), the
+// ulps of the functions' own evaluation plus ½ ulp per rounding after them; narrow k 0, a kernel
+// computing in f32 rounds once at the store (policy.h). Where the inner function is evaluated at
+// a rounded argument, the argument's relative error (the last constant, in u = 2^-24) is
+// amplified by the function's condition number per element (Policy::arg_error): ≈ x² ulps for
+// GELU's tail, which no constant k covers.
 void add_activation_ops(std::vector<OpInfo>& ops) {
   using ref::Activation;
   constexpr ElementwiseKind kAct = ElementwiseKind::kActivation;
   constexpr ElementwiseKind kGlu = ElementwiseKind::kGluGate;
-  ops.push_back(elementwise_info("relu", kAct, Activation::kReLU, "F06", "max(x, 0)"));
-  ops.push_back(elementwise_info("gelu", kAct, Activation::kGELU, "F06", "x·Φ(x), exact"));
-  ops.push_back(elementwise_info("gelu_tanh", kAct, Activation::kGELUTanh, "F06",
-                                 "x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))"));
-  ops.push_back(elementwise_info("silu", kAct, Activation::kSiLU, "F06", "x·sigmoid(x)"));
-  ops.push_back(elementwise_info("reglu_gate", kGlu, Activation::kReLU, "F05", "relu(a) ⊙ b"));
-  ops.push_back(elementwise_info("geglu_gate", kGlu, Activation::kGELU, "F05", "gelu(a) ⊙ b"));
-  ops.push_back(elementwise_info("geglu_tanh_gate", kGlu, Activation::kGELUTanh, "F05",
-                                 "gelu_tanh(a) ⊙ b (Gemma)"));
-  ops.push_back(elementwise_info("swiglu_gate", kGlu, Activation::kSiLU, "F05", "silu(a) ⊙ b"));
-  ops.push_back(elementwise_info("softcap", ElementwiseKind::kSoftcap, Activation::kReLU, "F14",
-                                 "cap·tanh(z/cap)"));
+  constexpr double kMargin = kRoundingMargin;
+  ops.push_back(elementwise_info(
+      "relu", kAct, Activation::kReLU, "F06", "max(x, 0)", ulp_policy(0, 0),
+      "max(x, 0) is an input value or 0: only the store rounds, exactly as the reference does"));
+  ops.push_back(elementwise_info(
+      "gelu", kAct, Activation::kGELU, "F06", "x·Φ(x), exact", ulp_policy(4, 0, kMargin, 2),
+      "f32: erfc (≤2 ulp) of −x/√2 (√2 and the quotient: 2u, times erfc's κ), x/2·(·); narrow: "
+      "once",
+      {"torch-gelu"}));
+  ops.push_back(elementwise_info(
+      "gelu_tanh", kAct, Activation::kGELUTanh, "F06", "x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))",
+      ulp_policy(4, 0, kMargin, 7),
+      "f32: sigmoid (≤3 ulp) of 2√(2/π)(x + 0.044715x³) (7 roundings: 7u, times κ), x·(·)",
+      {"torch-gelu-tanh"}));
+  ops.push_back(elementwise_info(
+      "silu", kAct, Activation::kSiLU, "F06", "x·sigmoid(x)", ulp_policy(3, 0, kMargin),
+      "f32: exp (≤2 ulp), 1 + e^−x (condition ≤1), x/(·) (½ ulp); narrow: rounded once",
+      {"torch-silu"}));
+  ops.push_back(elementwise_info(
+      "reglu_gate", kGlu, Activation::kReLU, "F05", "relu(a) ⊙ b", ulp_policy(0, 0, kMargin),
+      "relu(a)·b is one product, correctly rounded in f32; margin: the second rounding to "
+      "narrow"));
+  ops.push_back(elementwise_info(
+      "geglu_gate", kGlu, Activation::kGELU, "F05", "gelu(a) ⊙ b", ulp_policy(5, 0, kMargin, 2),
+      "f32: gelu(a) (≤4 ulp, argument 2u) times b (½ ulp); narrow: rounded once", {"torch-gelu"}));
+  ops.push_back(elementwise_info(
+      "geglu_tanh_gate", kGlu, Activation::kGELUTanh, "F05", "gelu_tanh(a) ⊙ b (Gemma)",
+      ulp_policy(5, 0, kMargin, 7),
+      "f32: gelu_tanh(a) (≤4 ulp, argument 7u) times b (½ ulp); narrow: rounded once",
+      {"torch-gelu-tanh"}));
+  ops.push_back(elementwise_info(
+      "swiglu_gate", kGlu, Activation::kSiLU, "F05", "silu(a) ⊙ b", ulp_policy(4, 0, kMargin),
+      "f32: silu(a) (≤3 ulp) times b (½ ulp); narrow: rounded once", {"torch-silu"}));
+  ops.push_back(elementwise_info(
+      "softcap", ElementwiseKind::kSoftcap, Activation::kReLU, "F14", "cap·tanh(z/cap)",
+      ulp_policy(3, 0, kMargin),
+      "f32: z/cap (½ ulp), tanh (≤2 ulp, condition ≤1), ×cap (½ ulp); narrow: rounded once"));
 }
 
 }  // namespace lmo::oracle

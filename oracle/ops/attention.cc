@@ -173,14 +173,25 @@ std::unique_ptr<Op> make_decode(ParamReader& r) {
 }  // namespace
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"attention", "F15",
-                 "softmax(QKᵀ·scale (soft-capped) + mask) V, scale 1/√d unless given; h query "
-                 "heads on g KV heads (default h); causal, sliding window, document mask; "
-                 "packed sequences (cu_seqlens)",
-                 make_attention});
-  ops.push_back({"attention_decode", "F15, F16",
+  ops.push_back(
+      {"attention",
+       "F15",
+       "softmax(QKᵀ·scale (soft-capped) + mask) V, scale 1/√d unless given; h query "
+       "heads on g KV heads (default h); causal, sliding window, document mask; "
+       "packed sequences (cu_seqlens)",
+       make_attention,
+       KernelEntry::kAttention,
+       {reduction_output(naive_policy(), "QKᵀ, softmax and PV: a composition of reductions")},
+       {"flash-attention"}});
+  ops.push_back({"attention_decode",
+                 "F15, F16",
                  "one query token against a KV cache of cache_len tokens (GQA, optional window)",
-                 make_decode});
+                 make_decode,
+                 KernelEntry::kAttention,
+                 {reduction_output(naive_policy(),
+                                   "one query against the KV cache: QKᵀ, softmax "
+                                   "and PV, reductions over the cache")},
+                 {"flash-attention"}});
 }
 
 }  // namespace lmo::oracle

@@ -95,10 +95,15 @@ std::unique_ptr<Op> make_decoder_block(ParamReader& r) {
 }  // namespace
 
 void add_block_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"decoder_block", "F18",
+  ops.push_back({"decoder_block",
+                 "F18",
                  "one block: post_ln | pre_ln | double_norm | olmo2 | parallel layout of RMSNorm, "
                  "causal attention (h heads on g KV heads) and a SwiGLU or GELU FFN",
-                 make_decoder_block});
+                 make_decoder_block,
+                 KernelEntry::kDecoderBlock,
+                 {reduction_output(naive_policy(),
+                                   "norms, attention, FFN and residual sums: a "
+                                   "composition of reductions")}});
 }
 
 }  // namespace lmo::oracle

@@ -135,11 +135,24 @@ std::unique_ptr<Op> make_ffn(ParamReader& r, bool gated) {
 }  // namespace
 
 void add_ffn_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"ffn", "F03, F04",
+  ops.push_back({"ffn",
+                 "F03, F04",
                  "act(x W1 (+ b1)) W2 (+ b2), act relu | gelu | gelu_tanh | silu",
-                 [](ParamReader& r) { return make_ffn(r, false); }});
-  ops.push_back({"glu_ffn", "F05", "(act(x W) ⊙ x V) W2: ReGLU, GeGLU, GeGLU-tanh, SwiGLU",
-                 [](ParamReader& r) { return make_ffn(r, true); }});
+                 [](ParamReader& r) { return make_ffn(r, false); },
+                 KernelEntry::kFfn,
+                 {reduction_output(naive_policy(2, 0.5, 2, kErrorScaleMultiple),
+                                   "two matrix products around an activation: a composition "
+                                   "(with its error scale)")},
+                 {"torch-mlp"}});
+  ops.push_back({"glu_ffn",
+                 "F05",
+                 "(act(x W) ⊙ x V) W2: ReGLU, GeGLU, GeGLU-tanh, SwiGLU",
+                 [](ParamReader& r) { return make_ffn(r, true); },
+                 KernelEntry::kFfn,
+                 {reduction_output(naive_policy(2, 0.5, 2, kErrorScaleMultiple),
+                                   "gate and up products, a GLU gate, a down product (with its "
+                                   "error scale)")},
+                 {"torch-mlp"}});
 }
 
 }  // namespace lmo::oracle

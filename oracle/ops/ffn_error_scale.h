@@ -4,13 +4,13 @@
 //
 // Every operation of a correct kernel rounds once: a product t by at most u·|t|, an addition
 // whose result is s by at most u·|s|, the activation a = act(h) by its own elementwise policy
-// (oracle/judge/policy_table.cc: k ulp ≤ 2k·u·|a|, plus arg_error·κ·u·|a| for GELU and GELU-tanh).
-// Each rounding's magnitude m reaches an output through the composition's derivatives (the
-// activation's slope |act'(h)|, the weights, a GLU's other factor), and independent roundings
-// add as a root-sum-square: S = √(Σ m²), with the dot products' additions taken in index order
-// (their prefix sums). Where the roundings are independent and uniform in ±u·m, the error's
-// standard deviation is u·S/√3; the policy's multiple of u·S is therefore a bound a correct
-// kernel exceeds with negligible probability, whatever its summation order or use of FMA.
+// (the activations' records, oracle/ops/activations.cc: k ulp ≤ 2k·u·|a|, plus arg_error·κ·u·|a|
+// for GELU and GELU-tanh). Each rounding's magnitude m reaches an output through the composition's
+// derivatives (the activation's slope |act'(h)|, the weights, a GLU's other factor), and
+// independent roundings add as a root-sum-square: S = √(Σ m²), with the dot products' additions
+// taken in index order (their prefix sums). Where the roundings are independent and uniform in
+// ±u·m, the error's standard deviation is u·S/√3; the policy's multiple of u·S is therefore a bound
+// a correct kernel exceeds with negligible probability, whatever its summation order or use of FMA.
 //
 // Why it is needed: the naive run's largest error is one sample of the same quantity, and on a
 // tiny composition whose outputs share one or two hidden values (d_ff or d down to 1), each a

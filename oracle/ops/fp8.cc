@@ -124,7 +124,8 @@ Outputs<T> Fp8LinearOp::compute(const InputSet& in) const {
 }
 
 void add_fp8_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"fp8_quantize", "fp8",
+  ops.push_back({"fp8_quantize",
+                 "fp8",
                  "s = f32(max(amax, floor)/M) (or ue8m0: 2^⌈log2⌉) per tensor | token | 1×g "
                  "group | g×g block, q = fp8(clamp(x/s, ±M)); outputs q (e4m3|e5m2) and s (f32)",
                  [](ParamReader& r) {
@@ -135,12 +136,29 @@ void add_fp8_ops(std::vector<OpInfo>& ops) {
                    // SGLang's and vLLM's per_token_group_quant_fp8 default (eps).
                    p.scaling.amax_floor = r.real("amax_floor", 0, 1, 1e-10);
                    return std::make_unique<Fp8QuantizeOp>(p);
-                 }});
-  ops.push_back({"fp8_dequantize", "fp8",
+                 },
+                 KernelEntry::kFp8Quantize,
+                 // Elementwise: a max over a tile is exact, each scale one division, each q one
+                 // division (or product).
+                 {per_element_output("scales", ulp_policy(0, 0),
+                                     "amax/M is one division, correctly rounded to f32 (ue8m0: a "
+                                     "power of two); dequantization reads this very value, so it "
+                                     "must be the reference's"),
+                  per_element_output("q", ulp_policy(0, 0, kRoundingMargin),
+                                     "x/s rounded once to fp8 (saturating); margin: a kernel "
+                                     "multiplying by an f32 reciprocal (2^-23 relative) crosses a "
+                                     "midpoint only within 2^-20 of an fp8 ulp")}});
+  ops.push_back({"fp8_dequantize",
+                 "fp8",
                  "x = q·s with q fp8 (e4m3|e5m2) and one f32 scale per tensor | token | 1×g "
                  "group | g×g block",
-                 [](ParamReader& r) { return std::make_unique<Fp8DequantizeOp>(read_tiled(r)); }});
-  ops.push_back({"fp8_linear", "fp8",
+                 [](ParamReader& r) { return std::make_unique<Fp8DequantizeOp>(read_tiled(r)); },
+                 KernelEntry::kFp8Dequantize,
+                 {per_element_output(ulp_policy(0, 0, kRoundingMargin),
+                                     "q·s is one product, correctly rounded in f32; margin: the "
+                                     "second rounding to narrow")}});
+  ops.push_back({"fp8_linear",
+                 "fp8",
                  "y = (A ⊙ s_A)(W ⊙ s_W)ᵀ, A m×k and W n×k fp8, s_A per 1×b group, s_W per b×b "
                  "block (DeepSeek-V3), exact product of the dequantized operands",
                  [](ParamReader& r) {
@@ -151,7 +169,11 @@ void add_fp8_ops(std::vector<OpInfo>& ops) {
                    p.block = r.integer("block", 1, kMaxWidth, 128);
                    p.fp8 = read_fp8(r);
                    return std::make_unique<Fp8LinearOp>(p);
-                 }});
+                 },
+                 KernelEntry::kFp8Linear,
+                 {reduction_output(naive_policy(),
+                                   "a GEMM of dequantized operands (per-block partial sums scaled "
+                                   "in f32): a reduction over k")}});
 }
 
 }  // namespace lmo::oracle

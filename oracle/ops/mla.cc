@@ -87,13 +87,19 @@ MlaDecodeParams read_mla_params(ParamReader& r, bool dense_cache) {
 }
 
 void add_mla_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"mla_decode", "F19, F16",
+  ops.push_back({"mla_decode",
+                 "F19, F16",
                  "absorbed MLA decode step over cached latents c^KV and rotary keys k^R; scale "
                  "1/√(d_h + d_h^R) (none | yarn, with DeepSeek's temperature mscale_all_dim)",
                  [](ParamReader& r) {
                    const MlaDecodeParams p = read_mla_params(r, /*dense_cache=*/true);
                    return std::make_unique<MlaDecodeOp>(p);
-                 }});
+                 },
+                 KernelEntry::kMlaDecode,
+                 {reduction_output(naive_policy(),
+                                   "latent up-projections, QKᵀ, softmax and PV: "
+                                   "a composition of reductions")},
+                 {"flash-mla"}});
 }
 
 }  // namespace lmo::oracle

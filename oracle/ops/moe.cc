@@ -141,20 +141,31 @@ RouterParams read_router_params(ParamReader& r, bool generated_logits) {
 
 void add_moe_ops(std::vector<OpInfo>& ops) {
   ops.push_back(
-      {"moe_router", "F20",
+      {"moe_router",
+       "F20",
        "sigmoid|softmax affinities, selection bias, group-limited top-k, gates over the "
        "selected experts × routed scale",
+       [](ParamReader& r) { return std::make_unique<MoeRouterOp>(read_router_params(r), false); },
+       KernelEntry::kMoeRouter,
+       {reduction_output("gates", naive_policy(),
+                         "s_i / Σ_selected s_j × routed scale: a reduction over the selected "
+                         "experts"),
+        selection_output("experts", topk_policy(1.0 / 128),
+                         "scores (a logit dot product) may be stored in bf16 (2^-9): 2^-7 of the "
+                         "row scale is a tie")},
+       {"deepseek-v3-gate"}});
+  ops.push_back(
+      {"load_balance_loss",
+       "F21",
+       "α Σ f_i P_i over the routings of a sequence (P from affinities normalized over "
+       "all experts)",
        [](ParamReader& r) {
-         return std::make_unique<MoeRouterOp>(read_router_params(r), false);
-       }});
-  ops.push_back({"load_balance_loss", "F21",
-                 "α Σ f_i P_i over the routings of a sequence (P from affinities normalized over "
-                 "all experts)",
-                 [](ParamReader& r) {
-                   RouterParams p = read_router_params(r);
-                   p.alpha = r.real("alpha", 0, 1e3);
-                   return std::make_unique<MoeRouterOp>(p, true);
-                 }});
+         RouterParams p = read_router_params(r);
+         p.alpha = r.real("alpha", 0, 1e3);
+         return std::make_unique<MoeRouterOp>(p, true);
+       },
+       KernelEntry::kLoadBalanceLoss,
+       {reduction_output(naive_policy(), "α·N·Σ f_i·P_i: reductions over tokens and experts")}});
 }
 
 }  // namespace lmo::oracle

@@ -44,7 +44,8 @@ void AuxFreeUpdateOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) 
 }
 
 void add_moe_balance_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"aux_free_update", "F22",
+  ops.push_back({"aux_free_update",
+                 "F22",
                  "c_i ← c_i + γ·sign(mean load − load_i): one auxiliary-loss-free balancing step",
                  [](ParamReader& r) {
                    AuxFreeParams p;
@@ -53,7 +54,11 @@ void add_moe_balance_ops(std::vector<OpInfo>& ops) {
                    p.max_load = r.integer("max_load", 1, int64_t{1} << 40);
                    p.bias_std = r.real("bias_std", 1e-6, 10, 0.05);
                    return std::make_unique<AuxFreeUpdateOp>(p);
-                 }});
+                 },
+                 KernelEntry::kAuxFreeUpdate,
+                 {per_element_output(ulp_policy(0, 0, kRoundingMargin, 1),
+                                     "c ± γ: one sum, rounded once; the f32 constant γ is off by "
+                                     "u, times κ = |γ|/|c ± γ|")}});
 }
 
 }  // namespace lmo::oracle

@@ -5,7 +5,7 @@
 //
 // Its exact run supplies, per element, the condition number of c_i ± γ with respect to γ,
 // |γ| / |c_i ± γ| (0 where c_i is unchanged): a kernel holds γ as an f32 constant, rounded once,
-// and that rounding is amplified where c_i ± γ cancels (policy_table.cc).
+// and that rounding is amplified where c_i ± γ cancels (its record in moe_balance.cc).
 #pragma once
 
 #include <cstdint>

@@ -96,7 +96,8 @@ Outputs<T> MoeLayerOp::compute(const InputSet& in) const {
 }
 
 void add_moe_layer_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"moe_layer", "F20",
+  ops.push_back({"moe_layer",
+                 "F20",
                  "router logits x·W_r, every F20 routing mode, GLU experts, shared experts, the "
                  "gate-weighted combine × routed scale",
                  [](ParamReader& r) {
@@ -108,7 +109,11 @@ void add_moe_layer_ops(std::vector<OpInfo>& ops) {
                    p.act = read_activation(r);
                    p.residual = r.flag("residual", false);
                    return std::make_unique<MoeLayerOp>(p);
-                 }});
+                 },
+                 KernelEntry::kMoeLayer,
+                 {reduction_output(naive_policy(),
+                                   "router GEMM, routing, GLU expert GEMMs and the gate-weighted "
+                                   "sum: a composition")}});
 }
 
 }  // namespace lmo::oracle

@@ -112,27 +112,50 @@ Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const 
 
 namespace {
 
-OpInfo norm_info(std::string name, NormKind kind, std::string catalog, std::string summary) {
-  return {std::move(name), std::move(catalog), std::move(summary), [kind](ParamReader& r) {
+OpInfo norm_info(std::string name, NormKind kind, std::string catalog, std::string summary,
+                 std::vector<OutputPolicy> policies, std::vector<std::string> recipes = {}) {
+  return {std::move(name),
+          std::move(catalog),
+          std::move(summary),
+          [kind](ParamReader& r) {
             NormParams p;
             p.kind = kind;
             p.rows = r.integer("rows", 1, kMaxRows);
             p.d = r.integer("d", 1, kMaxWidth);
             p.eps = r.real("eps", 0, 1);
             return std::make_unique<NormOp>(p);
-          }};
+          },
+          kind == NormKind::kFusedAddRms ? KernelEntry::kFusedAddRmsnorm : KernelEntry::kNorm,
+          std::move(policies),
+          std::move(recipes)};
 }
 
 }  // namespace
 
 void add_norm_ops(std::vector<OpInfo>& ops) {
-  ops.push_back(norm_info("rmsnorm", NormKind::kRms, "F02", "y = x / sqrt(mean(x²) + ε) · γ"));
-  ops.push_back(norm_info("rmsnorm_gemma", NormKind::kRmsGemma, "F02",
-                          "y = x / sqrt(mean(x²) + ε) · (1 + γ)"));
-  ops.push_back(
-      norm_info("layernorm", NormKind::kLayer, "F01", "y = (x − μ) / sqrt(σ² + ε) · γ + β"));
-  ops.push_back(norm_info("fused_add_rmsnorm", NormKind::kFusedAddRms, "F02",
-                          "h = x + residual (an output), then y = RMSNorm(h) · γ"));
+  ops.push_back(norm_info("rmsnorm", NormKind::kRms, "F02", "y = x / sqrt(mean(x²) + ε) · γ",
+                          {reduction_output(naive_policy(),
+                                            "mean of squares over d, a root and a scale: a "
+                                            "reduction, judged against the naive run")},
+                          {"hf-llama-rmsnorm"}));
+  ops.push_back(norm_info(
+      "rmsnorm_gemma", NormKind::kRmsGemma, "F02", "y = x / sqrt(mean(x²) + ε) · (1 + γ)",
+      {reduction_output(naive_policy(),
+                        "RMS reduction over d, then x·(1 + w): a reduction, judged against the "
+                        "naive run")}));
+  ops.push_back(norm_info(
+      "layernorm", NormKind::kLayer, "F01", "y = (x − μ) / sqrt(σ² + ε) · γ + β",
+      {reduction_output(naive_policy(),
+                        "mean and variance over d with cancellation in x − mean: a reduction")}));
+  ops.push_back(norm_info(
+      "fused_add_rmsnorm", NormKind::kFusedAddRms, "F02",
+      "h = x + residual (an output), then y = RMSNorm(h) · γ",
+      {per_element_output("residual", ulp_policy(0, 0, kRoundingMargin),
+                          "x + r is one addition, correctly rounded in f32; margin: the second "
+                          "rounding to narrow"),
+       reduction_output("y", naive_policy(),
+                        "RMSNorm of x + r: a reduction over d, judged against the naive run")},
+      {"vllm-fused-add-rmsnorm"}));
 }
 
 }  // namespace lmo::oracle

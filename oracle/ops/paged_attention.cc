@@ -136,10 +136,16 @@ std::unique_ptr<Op> make_paged_decode(ParamReader& r) {
 }  // namespace
 
 void add_paged_attention_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"paged_attention_decode", "F15, F16",
+  ops.push_back({"paged_attention_decode",
+                 "F15, F16",
                  "one decode step per sequence over KV caches in a shared pool of pages read "
                  "through a page table (vLLM, FlashInfer; layout nhd or hnd)",
-                 make_paged_decode});
+                 make_paged_decode,
+                 KernelEntry::kPagedAttentionDecode,
+                 {reduction_output(naive_policy(),
+                                   "attention_decode per sequence on the cache its page table "
+                                   "names: the same reductions")},
+                 {"flash-attention"}});
 }
 
 }  // namespace lmo::oracle

@@ -83,7 +83,8 @@ Outputs<T> PagedMlaDecodeOp::compute(const InputSet& in, const BoundRecipe& reci
 }
 
 void add_paged_mla_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"paged_mla_decode", "F19, F16",
+  ops.push_back({"paged_mla_decode",
+                 "F19, F16",
                  "one absorbed MLA decode step per sequence over latent caches [c^KV; k^R] in a "
                  "shared pool of pages read through a page table (FlashMLA)",
                  [](ParamReader& r) {
@@ -92,7 +93,12 @@ void add_paged_mla_ops(std::vector<OpInfo>& ops) {
                    p.mla = read_mla_params(r, /*dense_cache=*/false);
                    p.read(r, p.entry());
                    return std::make_unique<PagedMlaDecodeOp>(p);
-                 }});
+                 },
+                 KernelEntry::kPagedMlaDecode,
+                 {reduction_output(naive_policy(),
+                                   "mla_decode per sequence on the latent cache its page table "
+                                   "names: the same reductions")},
+                 {"flash-mla"}});
 }
 
 }  // namespace lmo::oracle

@@ -250,12 +250,38 @@ std::unique_ptr<Op> make_t5(ParamReader& r) {
 }  // namespace
 
 void add_positional_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"sinusoidal_pe", "F07", "PE(p, 2i) = sin(p/base^(2i/d)), PE(p, 2i+1) = cos(·)",
-                 make_sinusoidal});
-  ops.push_back({"learned_position", "F08", "h_t = V[token_t] + U[position_t]", make_learned});
-  ops.push_back({"shaw_logits", "F09",
-                 "e_ij = q_i·(k_j + a[clip(j − i, −K, K)]) / √d_k (Shaw et al.)", make_shaw});
-  ops.push_back({"t5_bias", "F09", "bias[h, i, j] = table[bucket(j − i), h] (T5)", make_t5});
+  ops.push_back({"sinusoidal_pe",
+                 "F07",
+                 "PE(p, 2i) = sin(p/base^(2i/d)), PE(p, 2i+1) = cos(·)",
+                 make_sinusoidal,
+                 KernelEntry::kSinusoidalPe,
+                 {reduction_output(naive_policy(),
+                                   "sin/cos of p·10000^(−2i/d), phase rounded first: only an "
+                                   "absolute bound holds near zeros")}});
+  ops.push_back({"learned_position",
+                 "F08",
+                 "h_t = V[token_t] + U[position_t]",
+                 make_learned,
+                 KernelEntry::kLearnedPosition,
+                 {per_element_output(ulp_policy(0, 0, kRoundingMargin),
+                                     "v_x + u_i is one addition, correctly rounded in f32; "
+                                     "margin: the second rounding to narrow")}});
+  ops.push_back({"shaw_logits",
+                 "F09",
+                 "e_ij = q_i·(k_j + a[clip(j − i, −K, K)]) / √d_k (Shaw et al.)",
+                 make_shaw,
+                 KernelEntry::kShawLogits,
+                 {reduction_output(naive_policy(2, 0.5, 2, kErrorScaleMultiple),
+                                   "q·(k + a_clip(j−i)) / √d_k: dot products; error scale: q·k "
+                                   "+ q·a apart (two GEMMs) too")}});
+  ops.push_back({"t5_bias",
+                 "F09",
+                 "bias[h, i, j] = table[bucket(j − i), h] (T5)",
+                 make_t5,
+                 KernelEntry::kT5Bias,
+                 {per_element_output(ulp_policy(0, 0),
+                                     "a gather from the bias table: copied, never computed; a "
+                                     "changed value is a wrong bucket")}});
 }
 
 }  // namespace lmo::oracle

@@ -226,14 +226,26 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
 }  // namespace
 
 void add_rope_ops(std::vector<OpInfo>& ops) {
-  ops.push_back({"rope", "F10, F11",
+  ops.push_back({"rope",
+                 "F10, F11",
                  "rotate pairs by p·θ_k (interleaved | half_split, partial; none | pi | ntk | "
                  "yarn | llama31), angles from integer positions (or packed: cu_seqlens, "
                  "position_offsets)",
-                 [](ParamReader& r) { return make_rope(r, false); }});
-  ops.push_back({"rope_table", "F10, F11",
+                 [](ParamReader& r) { return make_rope(r, false); },
+                 KernelEntry::kRope,
+                 {reduction_output(naive_policy(),
+                                   "x·cos − y·sin with a rounded phase: "
+                                   "cancellation, absolute error")},
+                 {"hf-rope"}});
+  ops.push_back({"rope_table",
+                 "F10, F11",
                  "the same rotation from a precomputed cos/sin table input (f32 or storage)",
-                 [](ParamReader& r) { return make_rope(r, true); }});
+                 [](ParamReader& r) { return make_rope(r, true); },
+                 KernelEntry::kRope,
+                 // No phase: the cos/sin table is an input, so what it computes is the rotation.
+                 {reduction_output(naive_policy(),
+                                   "x_a·c − x_b·s from the given table: products and a "
+                                   "difference, cancellation: absolute")}});
 }
 
 }  // namespace lmo::oracle

@@ -101,9 +101,12 @@ Outputs<T> SoftmaxOp::rows(const InputSet& in, const ref::SoftmaxRounding<T>& ro
 
 namespace {
 
-OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog,
-                    std::string summary) {
-  return {std::move(name), std::move(catalog), std::move(summary), [kind](ParamReader& r) {
+OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog, std::string summary,
+                    std::vector<OutputPolicy> policies) {
+  return {std::move(name),
+          std::move(catalog),
+          std::move(summary),
+          [kind](ParamReader& r) {
             SoftmaxParams p;
             p.kind = kind;
             p.rows = r.integer("rows", 1, kMaxRows);
@@ -115,18 +118,34 @@ OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog,
             }
             if (kind == SoftmaxKind::kOnline) p.tile = r.integer("tile", 1, kMaxWidth);
             return std::make_unique<SoftmaxOp>(p);
-          }};
+          },
+          KernelEntry::kSoftmax,
+          std::move(policies)};
 }
 
 }  // namespace
 
 void add_softmax_ops(std::vector<OpInfo>& ops) {
-  ops.push_back(softmax_info("softmax", SoftmaxKind::kSoftmax, "F12", "e^(z−m) / Σ e^(z−m)"));
-  ops.push_back(softmax_info("logsumexp", SoftmaxKind::kLogsumexp, "F12", "m + log Σ e^(z−m)"));
-  ops.push_back(softmax_info("cross_entropy", SoftmaxKind::kCrossEntropy, "F12, F13, F14",
-                             "fused loss, log Z and ∂loss/∂z; z_loss λ, optional softcap"));
+  ops.push_back(
+      softmax_info("softmax", SoftmaxKind::kSoftmax, "F12", "e^(z−m) / Σ e^(z−m)",
+                   {reduction_output(naive_policy(),
+                                     "exp, a row sum and a division: a reduction over the "
+                                     "row")}));
+  ops.push_back(softmax_info(
+      "logsumexp", SoftmaxKind::kLogsumexp, "F12", "m + log Σ e^(z−m)",
+      {reduction_output(naive_policy(), "m + log Σ e^(z−m): a reduction over the row")}));
+  ops.push_back(softmax_info(
+      "cross_entropy", SoftmaxKind::kCrossEntropy, "F12, F13, F14",
+      "fused loss, log Z and ∂loss/∂z; z_loss λ, optional softcap",
+      {reduction_output("loss", naive_policy(), "−z_t + log Z: log Z is a reduction over the row"),
+       reduction_output("logz", naive_policy(), "log Σ e^z: a reduction over the row"),
+       reduction_output("grad", naive_policy(),
+                        "p_j − [j = t] (+ z-loss term): p depends on the row sum, a reduction")}));
   ops.push_back(softmax_info("online_softmax", SoftmaxKind::kOnline, "F17",
-                             "softmax by tiles with a running max and rescaled sums"));
+                             "softmax by tiles with a running max and rescaled sums",
+                             {reduction_output(naive_policy(),
+                                               "tiled running max and rescaled partial sums: a "
+                                               "reduction in another order than the naive")}));
 }
 
 }  // namespace lmo::oracle

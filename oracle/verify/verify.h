@@ -1,5 +1,5 @@
 // The verify driver: every selected case × storage format × backend, judged per output against
-// the exact reference with the op's policy (policy_table.cc). One row per (case, backend,
+// the exact reference with the op's policy (policy_table.h). One row per (case, backend,
 // format); a row passes when every output passes.
 #pragma once
 

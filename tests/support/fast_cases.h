@@ -1,6 +1,7 @@
 // Helpers for the fast-path tests: deterministic inputs in a storage format, their exact values
 // in mp and in the simulated f32 compute format (the naive kernel's number type), guarded
-// output buffers, and judging a backend output with the op's policy from oracle/judge/policy_table.cc.
+// output buffers, and judging a backend output with the op's policy from
+// oracle/judge/policy_table.h.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -15,6 +15,8 @@
 #include "fast/storage.h"
 #include "gpu/api.h"
 #include "oracle/core/case.h"
+#include "oracle/core/kernel_entry.h"
+#include "oracle/core/op.h"
 
 // Skips the current test (returning from it) when no CUDA device can run the kernels.
 #define LMO_REQUIRE_GPU()                                                              \
@@ -31,18 +33,16 @@ inline gpu::Storage gpu_storage(fast::Storage s) {
                                     : gpu::Storage::f16;
 }
 
-// The built-in cases of `ops` in the case files `files`, with each of their formats the GPU
-// kernels store (f32, bf16, f16).
+// The built-in cases of the ops whose records name one of `entries` (oracle/core/kernel_entry.h),
+// with each of their formats the GPU kernels store (f32, bf16, f16).
 inline std::vector<std::pair<oracle::Case, ref::Format>> gpu_builtin_cases(
-    const std::vector<std::string>& files, const std::set<std::string>& ops) {
+    const std::set<oracle::KernelEntry>& entries) {
   std::vector<std::pair<oracle::Case, ref::Format>> out;
-  for (const std::string& file : files) {
-    for (const oracle::Case& c : oracle::load_case_file(oracle::builtin_cases_dir() + "/" + file)) {
-      if (!ops.count(c.op)) continue;
-      for (ref::Format f : c.formats) {
-        if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
-          out.emplace_back(c, f);
-        }
+  for (const oracle::Case& c : oracle::load_case_dir(oracle::builtin_cases_dir())) {
+    if (!entries.count(oracle::kernel_entry(c.op))) continue;
+    for (ref::Format f : c.formats) {
+      if (f == ref::Format::f32 || f == ref::Format::bf16 || f == ref::Format::f16) {
+        out.emplace_back(c, f);
       }
     }
   }
