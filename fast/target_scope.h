@@ -3,8 +3,12 @@
 // the CPU supports. The list of targets is fast/targets.h compiled_targets().
 //
 // The setting is process-wide (Highway keeps one chosen target): create a ScopedTarget only
-// while no other thread calls a fast kernel, and do not nest them. Kernels dispatch once, on
-// the calling thread, so their worker threads follow the forced target.
+// while no other thread calls a fast kernel, and do not nest scopes of different targets.
+// Kernels dispatch once, on the calling thread, so their worker threads follow the forced
+// target. A scope of the target already forced by an enclosing scope does nothing: forcing and
+// releasing a target re-reads the CPU's features (CPUID, a trap to the hypervisor in a virtual
+// machine), so a caller timing many short kernel calls (the bench, through the fast backends'
+// per-call scopes) forces the target once around them.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,9 @@ class ScopedTarget {
   ~ScopedTarget();
   ScopedTarget(const ScopedTarget&) = delete;
   ScopedTarget& operator=(const ScopedTarget&) = delete;
+
+ private:
+  bool owner_ = false;  // false: an enclosing scope forced the same target
 };
 
 }  // namespace lmo::fast

@@ -1,7 +1,8 @@
 // GPU benchmarks of the memory-bound kernels (CUDA-free interface for `lmoracle bench --backend
 // gpu`): bytes moved per second, and the ratio to a cudaMemcpy device-to-device of the same
-// traffic timed in the same run. The workloads mirror tools/fast_workloads.h (same ops, shapes
-// and byte counts), so GPU and fast rows compare.
+// traffic timed in the same run. The workloads mirror the records' bench shapes (OpInfo::bench,
+// run by bench/memory_workloads.h for the fast kernels: same ops and shapes), so GPU and fast
+// rows compare.
 #pragma once
 
 #include <cstdint>

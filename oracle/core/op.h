@@ -213,6 +213,20 @@ inline OutputPolicy selection_output(std::string output, Policy p, std::string w
   return {std::move(output), OutputStructure::kSelection, p, std::move(why)};
 }
 
+// A shape the op is benchmarked at (`lmoracle bench`, bench/memory_workloads.h): the case that
+// runs it with `rows` rows of its main input (its first input), each of `row` elements; the
+// bench chooses the rows for the size asked for. Its traffic is every input read once and every
+// output written once, from the case's declarations.
+struct BenchShape {
+  std::string name;  // the bench row's name: the op's, or a variant's of its own ("softcap_wide")
+  int64_t row = 1;   // elements of the main input per row
+  std::function<nlohmann::json(int64_t rows)> params;
+  nlohmann::json inputs = nlohmann::json::object();  // input overrides, as a case's "inputs"
+  // Inputs the op declares that its kernels do not read, left out of the traffic (rope_table's
+  // positions, which only derive its cos/sin table).
+  std::vector<std::string> unread = {};
+};
+
 // THE record of an op: everything the oracle says about it lives here, and the policy table
 // (policy_table.h), the backends' support (through `kernel`), `lmoracle list`, the Python
 // package's ops() and the tests derive from the registry of these records.
@@ -228,6 +242,8 @@ struct OpInfo {
   std::vector<OutputPolicy> policies;
   // The named recipes (recipe.h) that describe kernels of this op, beside "strict".
   std::vector<std::string> recipes = {};
+  // Its memory-bound benchmark shapes (none: not benchmarked for bandwidth).
+  std::vector<BenchShape> bench = {};
 };
 
 // r with the op's implied points (Op::implied_points); RecipeError when r sets one otherwise.

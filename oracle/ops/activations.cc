@@ -79,7 +79,7 @@ namespace {
 
 OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation act,
                         std::string catalog, std::string summary, Policy policy, std::string why,
-                        std::vector<std::string> recipes = {}) {
+                        std::vector<std::string> recipes = {}, std::vector<BenchShape> bench = {}) {
   return {std::move(name),
           std::move(catalog),
           std::move(summary),
@@ -97,7 +97,20 @@ OpInfo elementwise_info(std::string name, ElementwiseKind kind, ref::Activation 
           },
           KernelEntry::kElementwise,
           {per_element_output(policy, std::move(why))},
-          std::move(recipes)};
+          std::move(recipes),
+          std::move(bench)};
+}
+
+// A bench shape of n elements (a row is one element); extra parameters and input overrides.
+BenchShape elementwise_bench(std::string name, nlohmann::json params = nlohmann::json::object(),
+                             nlohmann::json inputs = nlohmann::json::object()) {
+  return {std::move(name), 1,
+          [params](int64_t n) {
+            nlohmann::json p = params;
+            p["n"] = n;
+            return p;
+          },
+          std::move(inputs)};
 }
 
 }  // namespace
@@ -229,22 +242,32 @@ void add_activation_ops(std::vector<OpInfo>& ops) {
   ops.push_back(elementwise_info(
       "reglu_gate", kGlu, Activation::kReLU, "F05", "relu(a) ⊙ b", ulp_policy(0, 0, kMargin),
       "relu(a)·b is one product, correctly rounded in f32; margin: the second rounding to "
-      "narrow"));
+      "narrow",
+      {}, {elementwise_bench("reglu_gate")}));
   ops.push_back(elementwise_info(
       "geglu_gate", kGlu, Activation::kGELU, "F05", "gelu(a) ⊙ b", ulp_policy(5, 0, kMargin, 2),
-      "f32: gelu(a) (≤4 ulp, argument 2u) times b (½ ulp); narrow: rounded once", {"torch-gelu"}));
+      "f32: gelu(a) (≤4 ulp, argument 2u) times b (½ ulp); narrow: rounded once", {"torch-gelu"},
+      {elementwise_bench("geglu_gate")}));
   ops.push_back(elementwise_info(
       "geglu_tanh_gate", kGlu, Activation::kGELUTanh, "F05", "gelu_tanh(a) ⊙ b (Gemma)",
       ulp_policy(5, 0, kMargin, 7),
       "f32: gelu_tanh(a) (≤4 ulp, argument 7u) times b (½ ulp); narrow: rounded once",
-      {"torch-gelu-tanh"}));
-  ops.push_back(elementwise_info(
-      "swiglu_gate", kGlu, Activation::kSiLU, "F05", "silu(a) ⊙ b", ulp_policy(4, 0, kMargin),
-      "f32: silu(a) (≤3 ulp) times b (½ ulp); narrow: rounded once", {"torch-silu"}));
+      {"torch-gelu-tanh"}, {elementwise_bench("geglu_tanh_gate")}));
+  ops.push_back(elementwise_info("swiglu_gate", kGlu, Activation::kSiLU, "F05", "silu(a) ⊙ b",
+                                 ulp_policy(4, 0, kMargin),
+                                 "f32: silu(a) (≤3 ulp) times b (½ ulp); narrow: rounded once",
+                                 {"torch-silu"}, {elementwise_bench("swiglu_gate")}));
   ops.push_back(elementwise_info(
       "softcap", ElementwiseKind::kSoftcap, Activation::kReLU, "F14", "cap·tanh(z/cap)",
       ulp_policy(3, 0, kMargin),
-      "f32: z/cap (½ ulp), tanh (≤2 ulp, condition ≤1), ×cap (½ ulp); narrow: rounded once"));
+      "f32: z/cap (½ ulp), tanh (≤2 ulp, condition ≤1), ×cap (½ ulp); narrow: rounded once", {},
+      // Capping at 30. softcap: inputs in [-2, 2), where the kernel skips the exponential (every
+      // |z| of a vector below 0.625·cap); softcap_wide: inputs in [-60, 60) (±2·cap), where nearly
+      // every vector takes it, the cost of capping real logits.
+      {elementwise_bench("softcap", {{"cap", 30.0}},
+                         {{"z", {{"dist", "uniform"}, {"lo", -2.0}, {"hi", 2.0}}}}),
+       elementwise_bench("softcap_wide", {{"cap", 30.0}},
+                         {{"z", {{"dist", "uniform"}, {"lo", -60.0}, {"hi", 60.0}}}})}));
 }
 
 }  // namespace lmo::oracle

@@ -123,6 +123,19 @@ Outputs<T> Fp8LinearOp::compute(const InputSet& in) const {
   return out;
 }
 
+namespace {
+
+// The bench shape: DeepSeek-V3's activation quantization, rows of 7168 in 1×128 groups to E4M3
+// and f32 scales, and back.
+BenchShape fp8_bench(std::string name) {
+  return {
+      std::move(name), 7168, [](int64_t rows) {
+        return nlohmann::json{{"rows", rows}, {"cols", 7168}, {"scaling", "group"}, {"group", 128}};
+      }};
+}
+
+}  // namespace
+
 void add_fp8_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"fp8_quantize",
                  "fp8",
@@ -147,7 +160,9 @@ void add_fp8_ops(std::vector<OpInfo>& ops) {
                   per_element_output("q", ulp_policy(0, 0, kRoundingMargin),
                                      "x/s rounded once to fp8 (saturating); margin: a kernel "
                                      "multiplying by an f32 reciprocal (2^-23 relative) crosses a "
-                                     "midpoint only within 2^-20 of an fp8 ulp")}});
+                                     "midpoint only within 2^-20 of an fp8 ulp")},
+                 {},
+                 {fp8_bench("fp8_quantize")}});
   ops.push_back({"fp8_dequantize",
                  "fp8",
                  "x = q·s with q fp8 (e4m3|e5m2) and one f32 scale per tensor | token | 1×g "
@@ -156,7 +171,9 @@ void add_fp8_ops(std::vector<OpInfo>& ops) {
                  KernelEntry::kFp8Dequantize,
                  {per_element_output(ulp_policy(0, 0, kRoundingMargin),
                                      "q·s is one product, correctly rounded in f32; margin: the "
-                                     "second rounding to narrow")}});
+                                     "second rounding to narrow")},
+                 {},
+                 {fp8_bench("fp8_dequantize")}});
   ops.push_back({"fp8_linear",
                  "fp8",
                  "y = (A ⊙ s_A)(W ⊙ s_W)ᵀ, A m×k and W n×k fp8, s_A per 1×b group, s_W per b×b "

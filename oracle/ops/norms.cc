@@ -113,7 +113,8 @@ Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const 
 namespace {
 
 OpInfo norm_info(std::string name, NormKind kind, std::string catalog, std::string summary,
-                 std::vector<OutputPolicy> policies, std::vector<std::string> recipes = {}) {
+                 std::vector<OutputPolicy> policies, std::vector<std::string> recipes = {},
+                 std::vector<BenchShape> bench = {}) {
   return {std::move(name),
           std::move(catalog),
           std::move(summary),
@@ -127,7 +128,15 @@ OpInfo norm_info(std::string name, NormKind kind, std::string catalog, std::stri
           },
           kind == NormKind::kFusedAddRms ? KernelEntry::kFusedAddRmsnorm : KernelEntry::kNorm,
           std::move(policies),
-          std::move(recipes)};
+          std::move(recipes),
+          std::move(bench)};
+}
+
+// The bench shape: rows of Llama 3 8B's hidden size 4096.
+BenchShape norm_bench(std::string name, double eps) {
+  return {std::move(name), 4096, [eps](int64_t rows) {
+            return nlohmann::json{{"rows", rows}, {"d", 4096}, {"eps", eps}};
+          }};
 }
 
 }  // namespace
@@ -137,7 +146,7 @@ void add_norm_ops(std::vector<OpInfo>& ops) {
                           {reduction_output(naive_policy(),
                                             "mean of squares over d, a root and a scale: a "
                                             "reduction, judged against the naive run")},
-                          {"hf-llama-rmsnorm"}));
+                          {"hf-llama-rmsnorm"}, {norm_bench("rmsnorm", 1e-6)}));
   ops.push_back(norm_info(
       "rmsnorm_gemma", NormKind::kRmsGemma, "F02", "y = x / sqrt(mean(x²) + ε) · (1 + γ)",
       {reduction_output(naive_policy(),
@@ -146,7 +155,8 @@ void add_norm_ops(std::vector<OpInfo>& ops) {
   ops.push_back(norm_info(
       "layernorm", NormKind::kLayer, "F01", "y = (x − μ) / sqrt(σ² + ε) · γ + β",
       {reduction_output(naive_policy(),
-                        "mean and variance over d with cancellation in x − mean: a reduction")}));
+                        "mean and variance over d with cancellation in x − mean: a reduction")},
+      {}, {norm_bench("layernorm", 1e-5)}));
   ops.push_back(norm_info(
       "fused_add_rmsnorm", NormKind::kFusedAddRms, "F02",
       "h = x + residual (an output), then y = RMSNorm(h) · γ",

@@ -225,6 +225,31 @@ std::unique_ptr<Op> make_rope(ParamReader& r, bool from_table) {
 
 }  // namespace
 
+namespace {
+
+// The bench shape: Llama 3.1 8B's query heads (32 × 128, half-split pairs) per token; rope with
+// base 500000 and the Llama 3.1 rule at positions below its 128K context (one cos and sin per
+// token and pair, shared by the 32 heads), rope_table reading an f32 cos/sin row per token.
+BenchShape rope_bench(std::string name, bool from_table) {
+  BenchShape b{
+      std::move(name), 32 * 128, [from_table](int64_t tokens) {
+        nlohmann::json p = {
+            {"tokens", tokens}, {"heads", 32}, {"head_dim", 128}, {"layout", "half_split"}};
+        if (!from_table) {
+          p.update({{"base", 500000.0},
+                    {"scaling", "llama31"},
+                    {"factor", 8.0},
+                    {"original_context", 8192},
+                    {"max_position", 131072}});
+        }
+        return p;
+      }};
+  if (from_table) b.unread = {"positions"};
+  return b;
+}
+
+}  // namespace
+
 void add_rope_ops(std::vector<OpInfo>& ops) {
   ops.push_back({"rope",
                  "F10, F11",
@@ -236,7 +261,8 @@ void add_rope_ops(std::vector<OpInfo>& ops) {
                  {reduction_output(naive_policy(),
                                    "x·cos − y·sin with a rounded phase: "
                                    "cancellation, absolute error")},
-                 {"hf-rope"}});
+                 {"hf-rope"},
+                 {rope_bench("rope", false)}});
   ops.push_back({"rope_table",
                  "F10, F11",
                  "the same rotation from a precomputed cos/sin table input (f32 or storage)",
@@ -245,7 +271,9 @@ void add_rope_ops(std::vector<OpInfo>& ops) {
                  // No phase: the cos/sin table is an input, so what it computes is the rotation.
                  {reduction_output(naive_policy(),
                                    "x_a·c − x_b·s from the given table: products and a "
-                                   "difference, cancellation: absolute")}});
+                                   "difference, cancellation: absolute")},
+                 {},
+                 {rope_bench("rope_table", true)}});
 }
 
 }  // namespace lmo::oracle

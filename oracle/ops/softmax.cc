@@ -102,7 +102,7 @@ Outputs<T> SoftmaxOp::rows(const InputSet& in, const ref::SoftmaxRounding<T>& ro
 namespace {
 
 OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog, std::string summary,
-                    std::vector<OutputPolicy> policies) {
+                    std::vector<OutputPolicy> policies, std::vector<BenchShape> bench = {}) {
   return {std::move(name),
           std::move(catalog),
           std::move(summary),
@@ -120,7 +120,9 @@ OpInfo softmax_info(std::string name, SoftmaxKind kind, std::string catalog, std
             return std::make_unique<SoftmaxOp>(p);
           },
           KernelEntry::kSoftmax,
-          std::move(policies)};
+          std::move(policies),
+          {},
+          std::move(bench)};
 }
 
 }  // namespace
@@ -130,7 +132,10 @@ void add_softmax_ops(std::vector<OpInfo>& ops) {
       softmax_info("softmax", SoftmaxKind::kSoftmax, "F12", "e^(z−m) / Σ e^(z−m)",
                    {reduction_output(naive_policy(),
                                      "exp, a row sum and a division: a reduction over the "
-                                     "row")}));
+                                     "row")},
+                   {{"softmax", 32768, [](int64_t rows) {
+                       return nlohmann::json{{"rows", rows}, {"n", 32768}};
+                     }}}));
   ops.push_back(softmax_info(
       "logsumexp", SoftmaxKind::kLogsumexp, "F12", "m + log Σ e^(z−m)",
       {reduction_output(naive_policy(), "m + log Σ e^(z−m): a reduction over the row")}));
@@ -140,7 +145,13 @@ void add_softmax_ops(std::vector<OpInfo>& ops) {
       {reduction_output("loss", naive_policy(), "−z_t + log Z: log Z is a reduction over the row"),
        reduction_output("logz", naive_policy(), "log Σ e^z: a reduction over the row"),
        reduction_output("grad", naive_policy(),
-                        "p_j − [j = t] (+ z-loss term): p depends on the row sum, a reduction")}));
+                        "p_j − [j = t] (+ z-loss term): p depends on the row sum, a reduction")},
+      // Llama 3's vocabulary with z-loss 1e-4 (PaLM) and Gemma 2's final soft-cap 30: the fused
+      // pass with every term switched on.
+      {{"cross_entropy", 128256, [](int64_t rows) {
+          return nlohmann::json{
+              {"rows", rows}, {"vocab", 128256}, {"z_loss", 1e-4}, {"softcap", 30.0}};
+        }}}));
   ops.push_back(softmax_info("online_softmax", SoftmaxKind::kOnline, "F17",
                              "softmax by tiles with a running max and rescaled sums",
                              {reduction_output(naive_policy(),
