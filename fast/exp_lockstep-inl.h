@@ -1,7 +1,7 @@
 // ExpNonPosTimes2Pow64F (fast/math-inl.h) on K vectors in lockstep, for the row reductions of
 // fast/softmax.cc. Each step of the exponential (range reduction, the degree-4 polynomial, the
 // exponent construction) runs on all K vectors before the next step: the same operations on every
-// lane as ExpNonPosTimes2Pow64F, so the same values bit for bit (tests/fast_exp_test.cc checks
+// lane as ExpNonPosTimes2Pow64F, so the same values bit for bit (tests/kernels/fast_exp_test.cc checks
 // it on every target), with K independent dependency chains side by side. One vector's chain is
 // about 40 cycles of latency (ten dependent FMAs, adds and multiplies) for about 15 operations;
 // written one vector after another, the out-of-order window of Zen 3 held too few vectors' chains

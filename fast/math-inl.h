@@ -105,7 +105,7 @@ HWY_INLINE V ExpF(D d, V x) {
 // ulp); r + r²·q rounds once (≤ ¼ ulp of a result below 1) and the last addition once (½ ulp).
 // Bound ≈ 1 ulp. Measured over every f32 in [−128, 0] against a double exp, on the code of a
 // target without FMA (the larger error): at most 1.006 ulp, where Highway's Exp measured 1.032
-// on the same inputs; tests/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
+// on the same inputs; tests/kernels/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
 // exact (k ≥ −185 for x ≥ −128: the exponent stays normal).
 // e^x·2^kBias without range checks, for x whose k = round(x·log2 e) keeps k + 127 + kBias in
 // [1, 254] (the exponent construction below wraps otherwise): the core of
@@ -146,7 +146,7 @@ HWY_INLINE V ExpTimes2PowF(D d, V x) {
 // ulp); r + r²·q rounds once (≤ ¼ ulp of a result below 1) and the last addition once (½ ulp).
 // Bound ≈ 1 ulp. Measured over every f32 in [−128, 0] against a double exp, on the code of a
 // target without FMA (the larger error): at most 1.006 ulp, where Highway's Exp measured 1.032
-// on the same inputs; tests/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
+// on the same inputs; tests/kernels/fast_exp_test.cc checks every target. The scaling by 2^(k + 64) is
 // exact (k ≥ −185 for x ≥ −128: the exponent stays normal).
 template <class D, class V>
 HWY_INLINE V ExpNonPosTimes2Pow64F(D d, V x) {

@@ -1,6 +1,6 @@
 // The F06 activations in double, as __host__ __device__ functors: the elementwise kernels
 // (gpu/elementwise.cuh) and the FFN kernels (gpu/ffn.cuh) run them per element, and a host test
-// (tests/gpu_ffn_math_test.cc) checks them against the reference on a machine without a device.
+// (tests/kernels/gpu_ffn_math_test.cc) checks them against the reference on a machine without a device.
 // Each is the reference's stable form (reference/activations.h) evaluated in double; see
 // gpu/elementwise.cuh for why double. Plain C++ when not compiled by nvcc; no CUDA header.
 #pragma once

@@ -1,5 +1,5 @@
 // The per-row math of the attention kernels (gpu/attention.cuh), as __host__ __device__
-// functions so that a host test (tests/gpu_attention_math_test.cc) checks them against
+// functions so that a host test (tests/kernels/gpu_attention_math_test.cc) checks them against
 // reference/attention.h on a machine without a device: which keys a query row sees, the scaled
 // and soft-capped logit, and the online softmax over key chunks with the reference's NaN/±inf
 // results. Plain C++ when not compiled by nvcc; no CUDA header.

@@ -1,5 +1,5 @@
 // The per-element math of the FFN and projection kernels (gpu/ffn.cuh), as __host__ __device__
-// functions so that a host test (tests/gpu_ffn_math_test.cc) evaluates an FFN exactly as the
+// functions so that a host test (tests/kernels/gpu_ffn_math_test.cc) evaluates an FFN exactly as the
 // kernels do and judges it against the reference on a machine without a device. Plain C++ when
 // not compiled by nvcc; no CUDA header.
 //

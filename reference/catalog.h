@@ -12,7 +12,7 @@ struct CatalogRow {
   std::string_view id;         // "F01" … "F23"
   std::string_view name;       // the catalog's name for the row
   // Entry points as "header: f1, f2; other_header: f3" (headers under reference/); the first
-  // header holds the row's formula. tests/catalog_test.cc checks each name is in its header.
+  // header holds the row's formula. tests/reference/catalog_test.cc checks each name is in its header.
   std::string_view functions;
 };
 

@@ -10,7 +10,7 @@
 // FLOPs count a multiply and an add as one each, so a (m×k)(k×n) product is 2mkn. The notes
 // keep the four projections and the two attention products QKᵀ and PV; the softmax
 // ("n × bhT²") and the 1/√d scaling are lower order and excluded — C18 compares exactly these
-// kept terms with an instrumented run (tests/counts_instrumented_test.cc).
+// kept terms with an instrumented run (tests/reference/counts_instrumented_test.cc).
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@
 //    2^-101.5.
 //  - Scaling by 2^(k>>8) is exact while the result stays normal; below that each of the two words
 //    loses at most 2^-1075, inside kExpAbsErr.
-// The bound claimed, kExpErr = 2^-98, leaves a factor of 11 over this sum; tests/ball_test.cc
+// The bound claimed, kExpErr = 2^-98, leaves a factor of 11 over this sum; tests/reference/ball_test.cc
 // compares 10^5 arguments against MPFR (observed maximum far below).
 #include "reference/dd_exp.h"
 

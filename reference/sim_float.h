@@ -10,7 +10,7 @@
 //  - fma and transcendental functions: MPFR computes the result rounded toward zero at 53 bits
 //    and sets the last bit when inexact ("round to odd"); rounding that double to F (p + 2 <= 53)
 //    is then the correctly rounded result (Boldo & Melquiond, IEEE TC 2008).
-// tests/sim_float_test.cc checks the double path against the round-to-odd path exhaustively
+// tests/reference/sim_float_test.cc checks the double path against the round-to-odd path exhaustively
 // for the fp8 formats.
 #pragma once
 

@@ -2,7 +2,7 @@
 // balls (reference/ball.h) in double-double with a rigorous radius per element; where every
 // element's interval decides its rounding in every format (reference/ball_rounding.h), the
 // midpoints are the answer; otherwise, or when a branch was undecided, the op runs in MPFR, the
-// arbiter. Both give the same golden bytes (tests/certified_test.cc).
+// arbiter. Both give the same golden bytes (tests/oracle/certified_test.cc).
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ ExactStats exact_stats();
 std::string exact_report();
 
 // For the test that proves the adversarial inputs can see a bound that is too tight
-// (tests/certified_test.cc): every radius is multiplied by `factor` before the rounding
+// (tests/oracle/certified_test.cc): every radius is multiplied by `factor` before the rounding
 // decision (0: every midpoint claimed exact). 1 (the default) everywhere else.
 void scale_radii_for_testing(double factor);
 

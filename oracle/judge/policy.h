@@ -130,7 +130,7 @@ inline constexpr double kRoundingMargin = 1.0 / 256;
 // with independent roundings uniform in ±u·m, a correct kernel's error has standard deviation
 // u·S/√3, so 4·u·S is 6.9 standard deviations. A kernel that keeps its hidden layer in bf16 errs
 // by about 2^-9·√d_ff times the hidden terms' size where u·S is about 2^-24·d_ff times it, so it
-// stays caught far beyond today's widths (tests/oracle_mutation_ffn_test.cc: on 256 of 256
+// stays caught far beyond today's widths (tests/oracle/oracle_mutation_ffn_test.cc: on 256 of 256
 // outputs at d_ff 256, 63 of 64 at 8192).
 inline constexpr double kErrorScaleMultiple = 4;
 

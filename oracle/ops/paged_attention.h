@@ -12,7 +12,7 @@
 //   seq_lens    i64 [B].
 // Output o [B, h·d]. The exact reference gathers each sequence's keys and values into the dense
 // cache and takes F16's decode step on it (reference/kv_cache.h), so this op equals
-// attention_decode on the gathered cache by construction, and tests/paged_decode_test.cc checks
+// attention_decode on the gathered cache by construction, and tests/oracle/paged_decode_test.cc checks
 // that it does.
 #pragma once
 

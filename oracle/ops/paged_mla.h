@@ -11,7 +11,7 @@
 //   page_table  i64 [B, M], seq_lens i64 [B].
 // Output o [B, h·d_c]. The exact reference gathers each sequence's latents and rotary keys into
 // the dense cache and takes mla_decode's step on it (mla_decode_step), so this op equals
-// mla_decode on the gathered cache by construction; tests/paged_mla_test.cc checks that it does.
+// mla_decode on the gathered cache by construction; tests/oracle/paged_mla_test.cc checks that it does.
 #pragma once
 
 #include <cstdint>

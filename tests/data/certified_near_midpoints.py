@@ -1,7 +1,7 @@
 """f32 arguments x whose exact SiLU, x / (1 + e^-x), lies within 2^-70 (relative) of a midpoint
 between two adjacent doubles: inputs on which a certified evaluation must decide a rounding
 correctly or fall back. Computed with mpmath at 200 bits; writes the C++ initializer list that
-tests/certified_test.cc includes.
+tests/oracle/certified_test.cc includes.
 
     python3 tests/data/certified_near_midpoints.py > tests/data/certified_silu_near_midpoints.inc
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Known answers for F15 attention (tests/attention_test.cc), computed with mpmath at 50 digits.
+"""Known answers for F15 attention (tests/reference/attention_test.cc), computed with mpmath at 50 digits.
 
 Each case is one sequence: Q (T_q x h*d), K (T_k x g*d), V (T_k x g*d_v), row-major with the
 heads side by side in a row. The expected output is computed from the definition

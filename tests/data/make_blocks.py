@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Known answers for F18 block layouts and the preset-driven decoder stack
-(tests/blocks_test.cc), computed with mpmath at 50 digits.
+(tests/reference/blocks_test.cc), computed with mpmath at 50 digits.
 
 Each case is a model preset of presets.h reduced to tiny dimensions (3 tokens, d = 4; heads of
 width 4 where RoPE rotates them, so that half-split and interleaved pairs differ), with random

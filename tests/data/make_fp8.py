@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Known answers for fp8 scaling (tests/fp8_test.cc), computed with exact rational arithmetic
+"""Known answers for fp8 scaling (tests/oracle/fp8_test.cc), computed with exact rational arithmetic
 (fractions), independently of the C++ reference: each scale amax/M rounded to nearest-even in f32
 (or the least power of two at or above it), each q = x/s rounded to nearest-even in the fp8
 format, saturating. Writes tests/data/fp8.json."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Known answers for F19 MLA (tests/mla_test.cc), computed with mpmath at 50 digits.
+"""Known answers for F19 MLA (tests/reference/mla_test.cc), computed with mpmath at 50 digits.
 
 The naive form, written from equations 37-47 of seeds/004 in the paper's column-vector form
 (W h). The JSON stores each weight in the project's row-vector layout (in x out, so that

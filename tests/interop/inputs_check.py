@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent re-implementation of oracle/core/inputs.h and oracle/core/specials.h for cross-checking.
 
-Recomputes the tensors pinned in tests/inputs_test.cc (InputsPinned.*) from the documented
+Recomputes the tensors pinned in tests/oracle/inputs_test.cc (InputsPinned.*) from the documented
 derivation alone -- Philox4x32-10, FNV-1a 64, the uniform / Box-Muller / integer formulas and
 round-to-nearest-even into each storage format -- using Python integers, exact fractions and
 mpmath at 320 bits (about twice the 167 bits of the C++ `mp`), and prints the SHA-256 of each
@@ -11,7 +11,7 @@ The C++ code rounds its mp intermediates at 167 bits; both results round to the 
 value unless the exact value lies within ~2^-100 (relative) of a rounding boundary, which for
 these few thousand elements does not happen by chance.
 
-Needs mpmath (tools/requirements.txt; installed by tools/setup). Usage: inputs_check.py [--check tests/inputs_test.cc]
+Needs mpmath (tools/requirements.txt; installed by tools/setup). Usage: inputs_check.py [--check tests/oracle/inputs_test.cc]
 """
 
 import argparse

@@ -10,7 +10,7 @@
 
 #include "oracle/ops/mla.h"
 #include "reference/presets.h"
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {

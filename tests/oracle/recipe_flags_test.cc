@@ -14,8 +14,8 @@
 #include "reference/contraction.h"
 #include "reference/linalg.h"
 #include "reference/parallel.h"
-#include "support/float_tensors.h"
-#include "support/recipe_kernels.h"
+#include "tests/support/float_tensors.h"
+#include "tests/support/recipe_kernels.h"
 
 namespace lmo::oracle {
 namespace {

@@ -13,8 +13,8 @@
 #include "oracle/core/case.h"
 #include "oracle/golden/check.h"
 #include "oracle/judge/recipe.h"
-#include "support/float_tensors.h"
-#include "support/recipe_kernels.h"
+#include "tests/support/float_tensors.h"
+#include "tests/support/recipe_kernels.h"
 #include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {

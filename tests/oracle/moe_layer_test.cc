@@ -17,7 +17,7 @@
 #include "oracle/core/case.h"
 #include "oracle/golden/check.h"
 #include "oracle/golden/golden.h"
-#include "support/float_tensors.h"
+#include "tests/support/float_tensors.h"
 
 namespace lmo::oracle {
 namespace {

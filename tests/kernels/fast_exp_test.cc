@@ -8,7 +8,7 @@
 // (fast/exp_lockstep-inl.h, what the kernels run on four vectors at a time) gives the same values
 // bit for bit.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/fast_exp_test.cc"
+#define HWY_TARGET_INCLUDE "tests/kernels/fast_exp_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 

@@ -9,7 +9,7 @@
 
 #include "oracle/core/op_generic.h"
 #include "oracle/ops/rope.h"
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {

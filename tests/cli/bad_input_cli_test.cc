@@ -1,6 +1,6 @@
 // Bad input to the command line, each the way a user would hit it, each exit code 2 with a
 // message that names the file or option, the field and what was expected, and nothing written:
-// the items of the reliability list that tests/verify_cli_test.cc, golden_cli_test.cc,
+// the items of the reliability list that tests/cli/verify_cli_test.cc, golden_cli_test.cc,
 // drift_cli_test.cc and safetensors_test.cc do not already cover at the command line
 // (safetensors_test.cc checks the reader's rules in the library; here they reach `check`).
 #include <gtest/gtest.h>

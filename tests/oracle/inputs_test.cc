@@ -476,7 +476,7 @@ TEST(InputsSpecials, MixReplacesExactlyTheChosenElements) {
 // bits changed (derivation, Philox, the mp evaluation, rounding or storage); every golden file
 // built from inputs would change with them. Update the pins only for a deliberate change.
 // tests/interop/inputs_check.py recomputes every pin independently (Python integers, exact
-// fractions, mpmath at 320 bits): `inputs_check.py --check tests/inputs_test.cc`.
+// fractions, mpmath at 320 bits): `inputs_check.py --check tests/oracle/inputs_test.cc`.
 
 constexpr uint64_t kPinSeed = 0x5eed0f1a7e57ull;
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "support/run_cli.h"
+#include "tests/support/run_cli.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "support/run_cli.h"
+#include "tests/support/run_cli.h"
 
 namespace {
 

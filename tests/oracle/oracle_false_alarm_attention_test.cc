@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "support/oracle_sweep.h"
+#include "tests/support/oracle_sweep.h"
 
 namespace lmo::oracle {
 namespace {

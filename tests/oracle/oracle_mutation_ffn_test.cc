@@ -14,7 +14,7 @@
 #include "fast/convert.h"
 #include "fast/ffn.h"
 #include "oracle/ops/ffn.h"
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {

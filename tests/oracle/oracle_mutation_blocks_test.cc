@@ -12,7 +12,7 @@
 #include "oracle/core/op_generic.h"
 #include "oracle/ops/blocks.h"
 #include "oracle/ops/moe_balance.h"
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {

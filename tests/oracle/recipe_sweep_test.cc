@@ -14,9 +14,9 @@
 #include "oracle/core/case.h"
 #include "oracle/golden/check.h"
 #include "oracle/judge/recipe.h"
-#include "support/float_tensors.h"
-#include "support/recipe_kernels.h"
-#include "support/splitmix.h"
+#include "tests/support/float_tensors.h"
+#include "tests/support/recipe_kernels.h"
+#include "tests/support/splitmix.h"
 
 namespace lmo::oracle {
 namespace {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/run_cli.h"
+#include "tests/support/run_cli.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include "oracle/ops/mla.h"
 #include "oracle/ops/moe.h"
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {

@@ -100,7 +100,7 @@ TEST(Certified, OutputsOnARoundingBoundaryFallBackAndAgree) {
 // (radius ~2^-98) decide them, and must decide them the way MPFR rounds.
 TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
   const std::vector<double> near = {
-#include "data/certified_silu_near_midpoints.inc"
+#include "tests/data/certified_silu_near_midpoints.inc"
   };
   ASSERT_FALSE(near.empty());
   const json j = {{"id", "adversarial/silu-near-midpoints"},

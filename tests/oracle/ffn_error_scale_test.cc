@@ -16,8 +16,8 @@
 #include "oracle/backends/fast_adapters.h"
 #include "oracle/ops/ffn.h"
 #include "oracle/judge/policy_table.h"
-#include "support/oracle_harness.h"
-#include "support/oracle_sweep.h"
+#include "tests/support/oracle_harness.h"
+#include "tests/support/oracle_sweep.h"
 
 namespace lmo::oracle {
 namespace {

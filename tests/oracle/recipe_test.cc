@@ -15,8 +15,8 @@
 #include "oracle/golden/golden.h"
 #include "oracle/golden/golden_content.h"
 #include "oracle/judge/recipe.h"
-#include "support/float_tensors.h"
-#include "support/recipe_kernels.h"
+#include "tests/support/float_tensors.h"
+#include "tests/support/recipe_kernels.h"
 
 namespace lmo::oracle {
 namespace {

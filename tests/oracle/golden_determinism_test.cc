@@ -11,7 +11,7 @@
 //
 // Fast-path outputs are not pinned across SIMD targets: the targets' vector widths give different
 // summation orders (and SSE4 has no FMA), so their last bits legitimately differ; their thread
-// invariance is checked per target in tests/fast_*_test.cc.
+// invariance is checked per target in tests/kernels/fast_*_test.cc.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "support/oracle_harness.h"
+#include "tests/support/oracle_harness.h"
 
 namespace lmo::oracle {
 namespace {
