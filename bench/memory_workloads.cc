@@ -79,9 +79,10 @@ oracle::InputSet bench_inputs(const Found& w, const oracle::Case& c, const oracl
 
 // What one workload's call needs, alive as long as the workload: RunContext holds references.
 struct State {
-  State(const Found& w, ref::Format f, int64_t rows)
-      : c(bench_case(w, f, rows)),
-        op(oracle::make_op(c)),
+  State(const Found& w, oracle::Case case_, std::unique_ptr<oracle::Op> op_, ref::Format f,
+        int64_t rows)
+      : c(std::move(case_)),
+        op(std::move(op_)),
         in(bench_inputs(w, c, *op, f, rows)),
         outputs(oracle::armed_outputs(*op, f)),
         ctx{c, *op, f, in, no_reference, no_simulation} {}
@@ -105,26 +106,46 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s;
 }
 
+// The compulsory traffic of one call, from the declarations alone (nothing drawn or allocated):
+// every input the kernel reads, in its dtype (fixed, else the storage format's), and every
+// output in its format (i64 indices for a top-k), rounded up to an even count.
+int64_t traffic(const Found& w, const oracle::Case& c, const oracle::Op& op, ref::Format f) {
+  const std::vector<std::string>& unread = w.shape->unread;
+  int64_t bytes = 0;
+  for (const oracle::InputDecl& d : oracle::case_inputs(c, op)) {
+    if (std::find(unread.begin(), unread.end(), d.name) != unread.end()) continue;
+    const size_t size = ref::dtype_size(d.dtype.value_or(ref::format_dtype(f)));
+    bytes += ref::checked_numel(d.shape, size) * static_cast<int64_t>(size);
+  }
+  for (const oracle::OutputDecl& d : op.outputs()) {
+    const ref::DType t = d.topk ? ref::DType::i64 : ref::format_dtype(oracle::output_format(d, f));
+    bytes +=
+        ref::checked_numel(d.shape, ref::dtype_size(t)) * static_cast<int64_t>(ref::dtype_size(t));
+  }
+  return bytes + bytes % 2;
+}
+
+int64_t traffic(const Found& w, ref::Format f, int64_t rows) {
+  const oracle::Case c = bench_case(w, f, rows);
+  return traffic(w, c, *oracle::make_op(c), f);
+}
+
 Workload make(const Found& w, Backend& backend, ref::Format f, int64_t rows) {
-  auto st = std::make_shared<State>(w, f, rows);
-  if (std::string why = backend.unsupported(st->c, *st->op, f); !why.empty()) {
+  oracle::Case c = bench_case(w, f, rows);
+  std::unique_ptr<oracle::Op> op = oracle::make_op(c);
+  // Refused before anything is drawn or allocated.
+  if (std::string why = backend.unsupported(c, *op, f); !why.empty()) {
     throw std::invalid_argument("bench: " + backend.name() + " does not run " + w.shape->name +
                                 " in " + std::string(ref::format_name(f)) + ": " + why);
   }
   Workload out;
   out.name = w.shape->name;
   out.op = w.op->name;
+  out.bytes = traffic(w, c, *op, f);
+  auto st = std::make_shared<State>(w, std::move(c), std::move(op), f, rows);
   const ref::Tensor& main = st->in.all().front().second;
   out.shape = shape_text(main.shape());
   out.elements = main.numel();
-  const std::vector<std::string>& unread = w.shape->unread;
-  for (const auto& [name, t] : st->in.all()) {
-    if (std::find(unread.begin(), unread.end(), name) == unread.end()) {
-      out.bytes += static_cast<int64_t>(t.nbytes());
-    }
-  }
-  for (const oracle::GuardedBuffer& b : st->outputs) out.bytes += static_cast<int64_t>(b.nbytes());
-  out.bytes += out.bytes % 2;
   State* s = st.get();
   out.run = [s, &backend] { backend.run(s->ctx, s->outputs); };
   out.check_written = [s, &backend] {
@@ -155,15 +176,14 @@ Workload memory_workload_in_cache(const std::string& name, Backend& backend, ref
   // Every workload's traffic is affine in its rows (per-row arrays plus fixed ones such as a
   // norm's gamma and beta): one and two rows give both terms.
   const Found w = find_shape(name);
-  const int64_t one = make(w, backend, f, 1).bytes, per_row = make(w, backend, f, 2).bytes - one;
+  const int64_t one = traffic(w, f, 1), per_row = traffic(w, f, 2) - one;
   const int64_t fixed = one - per_row;
   const int64_t most = std::max<int64_t>(1, elements / w.shape->row);
   int64_t rows = std::clamp<int64_t>((max_bytes - fixed) / std::max<int64_t>(per_row, 1), 1, most);
-  Workload out = make(w, backend, f, rows);
   // The affine count is exact for today's shapes; the loop keeps the bound honest if one's
   // traffic ever grows faster than its rows (or rounds up to an even count).
-  while (rows > 1 && out.bytes > max_bytes) out = make(w, backend, f, --rows);
-  return out;
+  while (rows > 1 && traffic(w, f, rows) > max_bytes) --rows;
+  return make(w, backend, f, rows);
 }
 
 }  // namespace lmo::bench
