@@ -1,0 +1,93 @@
+// The kernel libraries a typed kernel test runs over, one type each: the Highway kernels (fast/)
+// and the CUDA kernels (gpu/). Both implement the same contract (kernels/api/: one Storage, the
+// same signatures), so one test source states a family's cases once; a library's own checks
+// (every Highway target, thread-count invariance; one device, run-twice determinism) come from
+// its type. A source is built once per library (lmo_kernel_test in tests/CMakeLists.txt sets
+// LMO_TESTED_KERNELS), which keeps the binaries the sanitizer tree (fast only, no CUDA) and the
+// GPU machine's bundle (gpu_*_test) carry; a mismatch between the two libraries' signatures fails
+// the build of the second.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fast/activations.h"
+#include "fast/cross_entropy.h"
+#include "fast/ffn.h"
+#include "fast/glu.h"
+#include "fast/norms.h"
+#include "fast/softcap.h"
+#include "fast/softmax.h"
+#include "tests/support/fast_cases.h"
+#ifdef LMO_HAVE_CUDA
+#include "gpu/api.h"
+#include "tests/support/gpu_cases.h"
+#endif
+
+namespace lmo::testdata {
+
+struct FastKernels {
+  // Empty: the Highway kernels run on any CPU (their baseline target at least).
+  static std::string unavailable() { return {}; }
+  // The call once per Highway target this CPU supports, forced (fast/target_scope.h).
+  static void for_each_variant(const std::function<void(const std::string&)>& fn) {
+    for_each_target(fn);
+  }
+  // Identical bytes for 1, 2 and 7 threads.
+  static void expect_repeatable(const std::function<std::vector<uint8_t>()>& run,
+                                const std::string& where) {
+    expect_thread_invariant(run, where);
+  }
+  static constexpr auto& rmsnorm = fast::rmsnorm;
+  static constexpr auto& layernorm = fast::layernorm;
+  static constexpr auto& softmax = fast::softmax;
+  static constexpr auto& logsumexp = fast::logsumexp;
+  static constexpr auto& cross_entropy = fast::cross_entropy;
+  static constexpr auto& activation = fast::activation;
+  static constexpr auto& glu_gate = fast::glu_gate;
+  static constexpr auto& softcap = fast::softcap;
+  static constexpr auto& ffn = fast::ffn;
+  static constexpr auto& glu_ffn = fast::glu_ffn;
+};
+
+#ifdef LMO_HAVE_CUDA
+struct GpuKernels {
+  // query_device()'s reason when no CUDA device can run the kernels.
+  static std::string unavailable() {
+    const gpu::DeviceInfo dev = gpu::query_device();
+    return dev.present ? std::string() : "no usable CUDA device: " + dev.reason;
+  }
+  static void for_each_variant(const std::function<void(const std::string&)>& fn) { fn("gpu"); }
+  // No atomics and fixed reduction trees: a second run writes the same bytes.
+  static void expect_repeatable(const std::function<std::vector<uint8_t>()>& run,
+                                const std::string& where) {
+    expect_deterministic(run, where);
+  }
+  static constexpr auto& rmsnorm = gpu::rmsnorm;
+  static constexpr auto& layernorm = gpu::layernorm;
+  static constexpr auto& softmax = gpu::softmax;
+  static constexpr auto& logsumexp = gpu::logsumexp;
+  static constexpr auto& cross_entropy = gpu::cross_entropy;
+  static constexpr auto& activation = gpu::activation;
+  static constexpr auto& glu_gate = gpu::glu_gate;
+  static constexpr auto& softcap = gpu::softcap;
+  static constexpr auto& ffn = gpu::ffn;
+  static constexpr auto& glu_ffn = gpu::glu_ffn;
+};
+#endif
+
+// The library this binary tests (tests/CMakeLists.txt: lmo_kernel_test).
+using TestedKernels = ::testing::Types<LMO_TESTED_KERNELS>;
+
+}  // namespace lmo::testdata
+
+// Skips the current test (returning from it) when the library cannot run here.
+#define LMO_REQUIRE_KERNELS(Lib)                    \
+  do {                                              \
+    const std::string lmo_why = Lib::unavailable(); \
+    if (!lmo_why.empty()) GTEST_SKIP() << lmo_why;  \
+  } while (0)
