@@ -58,13 +58,16 @@ HWY_EXPORT(Attention);
 
 namespace {
 
-// The shape (OpenBLAS takes 32-bit dimensions and leading dimensions: check_blas_dim).
+// The shape (OpenBLAS takes 32-bit dimensions and leading dimensions: check_blas_dim), and the
+// operands' element counts (the kernels index them in int64).
 void check_args(const char* fn, Storage s, const void* q, const void* k, const void* v,
                 const void* o, const AttentionArgs& a) {
   detail::check_storage(fn, s);
   detail::check_attention_args(fn, q, k, v, o, a, [&] {
+    detail::check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
     detail::check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
     detail::check_blas_dim(fn, "kv_len", a.kv_len);
+    detail::check_elements(fn, "q_len*heads*head_dim", a.q_len, a.heads * a.head_dim);
   });
 }
 

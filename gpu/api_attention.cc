@@ -20,6 +20,7 @@ using detail::bytes_of;
 using detail::Call;
 using detail::check_storage;
 using kernels::detail::check_count;
+using kernels::detail::check_elements;
 using kernels::detail::check_ptr;
 using kernels::detail::checked_scale;
 using kernels::detail::fail_attention;
@@ -29,14 +30,6 @@ void check_limit(const char* fn, const char* name, int64_t value, int64_t max) {
   if (value > max) {
     fail_attention(fn, std::string(name) + " is " + std::to_string(value) + ", expected <= " +
                            std::to_string(max) + " (the GPU attention kernel's limit)");
-  }
-}
-
-// Products of the shapes must not overflow the int64 index arithmetic of the kernels.
-void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
-  if (a > 0 && b > ((int64_t{1} << 62) - 1) / a) {
-    fail_attention(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
-                           ", expected a product < 2^62");
   }
 }
 

@@ -30,6 +30,15 @@ inline float checked_scale(const char* fn, float scale, int64_t dims, const char
   return scale;
 }
 
+// a·b, a product of the shape (elements of an operand), below 2^62: the kernels' int64 index
+// arithmetic and byte counts (4 bytes an element) cannot overflow.
+inline void check_elements(const char* fn, const char* name, int64_t a, int64_t b) {
+  if (a > 0 && b > ((int64_t{1} << 62) - 1) / a) {
+    fail_attention(fn, std::string(name) + " is " + std::to_string(a) + " x " + std::to_string(b) +
+                           ", expected a product < 2^62");
+  }
+}
+
 // Heads (g dividing h), widths and lengths, then size_limits() (the library's own bounds on the
 // shape), the soft-cap, the mask (its window, or its document ids with T_q <= T_k), and the
 // pointers that the call reads or writes.

@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "fast/activations.h"
+#include "fast/attention.h"
 #include "fast/cross_entropy.h"
 #include "fast/ffn.h"
 #include "fast/glu.h"
+#include "fast/mla_decode.h"
 #include "fast/norms.h"
 #include "fast/softcap.h"
 #include "fast/softmax.h"
@@ -52,6 +54,9 @@ struct FastKernels {
   static constexpr auto& softcap = fast::softcap;
   static constexpr auto& ffn = fast::ffn;
   static constexpr auto& glu_ffn = fast::glu_ffn;
+  static constexpr auto& attention = fast::attention;
+  static constexpr auto& attention_decode = fast::attention_decode;
+  static constexpr auto& mla_decode = fast::mla_decode;
 };
 
 #ifdef LMO_HAVE_CUDA
@@ -77,6 +82,9 @@ struct GpuKernels {
   static constexpr auto& softcap = gpu::softcap;
   static constexpr auto& ffn = gpu::ffn;
   static constexpr auto& glu_ffn = gpu::glu_ffn;
+  static constexpr auto& attention = gpu::attention;
+  static constexpr auto& attention_decode = gpu::attention_decode;
+  static constexpr auto& mla_decode = gpu::mla_decode;
 };
 #endif
 
