@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace lmo::ref {
 
@@ -71,8 +72,24 @@ uint64_t max_finite_bits(Format f, bool negative = false);
 uint64_t inf_bits(Format f, bool negative = false);  // e4m3 has none: returns NaN
 uint64_t nan_bits(Format f);                         // canonical quiet NaN, sign clear
 uint64_t min_subnormal_bits(Format f);
-bool bits_is_nan(Format f, uint64_t bits);
-bool bits_is_inf(Format f, uint64_t bits);
+// Inline: decode, the simulated formats and judging ask these of every element.
+inline bool bits_is_nan(Format f, uint64_t bits) {
+  const FormatSpec& s = spec(f);
+  const uint64_t p = (bits >> s.shift) & s.pattern_mask();
+  const uint64_t exp_all = (uint64_t{1} << s.exp_bits) - 1;
+  const uint64_t frac_all = (uint64_t{1} << s.frac_bits) - 1;
+  const uint64_t bexp = (p >> s.frac_bits) & exp_all;
+  const uint64_t frac = p & frac_all;
+  if (!s.has_inf) return bexp == exp_all && frac == frac_all;  // E4M3FN: S.1111.111 only
+  return bexp == exp_all && frac != 0;
+}
+inline bool bits_is_inf(Format f, uint64_t bits) {
+  const FormatSpec& s = spec(f);
+  if (!s.has_inf) return false;
+  const uint64_t p = (bits >> s.shift) & s.pattern_mask();
+  const uint64_t exp_all = (uint64_t{1} << s.exp_bits) - 1;
+  return ((p >> s.frac_bits) & exp_all) == exp_all && (p & ((uint64_t{1} << s.frac_bits) - 1)) == 0;
+}
 
 namespace detail {
 uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t frac);
@@ -81,6 +98,11 @@ uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t f
 // value, this two. Sets `done` false, and returns nothing useful, where the double is outside
 // [2^-1000, 2^1000] (zero, overflow or the double subnormals), which the generic path takes.
 uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
+// encode() and decode() of a double: the generic algorithm below done on the double's bits
+// (integer shifts instead of frexp, ldexp and floor), the same bits and values for every input
+// (tests/reference/formats_test.cc compares them). Every simulated operation calls both.
+uint64_t encode_double(Format f, double x, Overflow overflow);
+double decode_double(Format f, uint64_t bits);
 }
 
 namespace detail {
@@ -129,6 +151,7 @@ uint64_t encode_generic(Format f, const T& x, Overflow overflow) {
 // to nearest-even in format f, and return the container bit pattern.
 template <class T>
 uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
+  if constexpr (std::is_same_v<T, double>) return detail::encode_double(f, x, overflow);
   if constexpr (requires(const T& t) { t.backend().data()[0]._mpfr_d; }) {  // mp
     bool done = false;
     const uint64_t bits = detail::encode_mpfr(f, x.backend().data(), overflow, done);
@@ -140,6 +163,7 @@ uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
 // Exact value of a bit pattern as T (every format here fits exactly in double and wider).
 template <class T>
 T decode(Format f, uint64_t bits) {
+  if constexpr (std::is_same_v<T, double>) return detail::decode_double(f, bits);
   using std::ldexp;
   const FormatSpec& s = spec(f);
   uint64_t p = (bits >> s.shift) & s.pattern_mask();

@@ -332,6 +332,63 @@ TEST(Constants, NanAndSignedZero) {
   }
 }
 
+// encode() and decode() of a double take their own path on the bits (formats.h): it must be the
+// generic algorithm's, bit for bit, at every value, both neighbours, every midpoint and its
+// neighbours, double subnormals, the overflow thresholds, NaN payloads and arbitrary patterns.
+void expect_double_path_is_generic(Format f, double x) {
+  for (const Overflow o : {Overflow::kIeee, Overflow::kSaturate}) {
+    for (const double v : {x, -x}) {
+      ASSERT_EQ(encode(f, v, o), detail::encode_generic(f, v, o))
+          << format_name(f) << " " << v << " (" << std::bit_cast<uint64_t>(v) << ")";
+    }
+  }
+}
+
+TEST(Rounding, DoubleEncodeAndDecodeAreTheGenericAlgorithm) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  uint64_t state = 20261129;
+  const auto draw = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state;
+  };
+  for (const Format f : kAllFormats) {
+    const FormatSpec& s = spec(f);
+    const int bits = 1 + s.exp_bits + s.frac_bits;
+    const bool every = bits <= 16;
+    const uint64_t count = every ? uint64_t{1} << bits : 200000;
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t pattern = every ? i : draw() & s.pattern_mask();
+      const uint64_t b = pattern << s.shift;
+      const double d = decode<double>(f, b);
+      // The generic template on long double (exact, and NaN keeps its sign there).
+      const auto g = static_cast<double>(decode<long double>(f, b));
+      ASSERT_TRUE(same_value(d, g)) << format_name(f) << " " << b;
+      if (std::isnan(d)) {
+        ASSERT_EQ(std::signbit(d), std::signbit(g)) << format_name(f);
+        continue;
+      }
+      const double up = std::nextafter(d, kInf);
+      const uint64_t next = encode(f, up) == b ? b : encode(f, up);
+      const double mid = std::isfinite(d) && !bits_is_inf(f, next) && !bits_is_nan(f, next)
+                             ? d + (decode<double>(f, next) - d) / 2
+                             : d;
+      for (const double x : {d, up, std::nextafter(d, -kInf), mid, std::nextafter(mid, kInf),
+                             std::nextafter(mid, -kInf)}) {
+        expect_double_path_is_generic(f, x);
+      }
+    }
+    for (int i = 0; i < 200000; ++i)
+      expect_double_path_is_generic(f, std::bit_cast<double>(draw()));
+    for (const double x :
+         {0.0, std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+          std::numeric_limits<double>::max(), kInf, std::numeric_limits<double>::quiet_NaN(),
+          0x1p-150, 0x1p-149, 0x1.8p-150, 65520.0, 65519.99, 448.0, 464.0, 480.0, 57344.0, 61440.0,
+          0x1.fffffffp127, 0x1.ffffffp127, 0x1p128}) {
+      expect_double_path_is_generic(f, x);
+    }
+  }
+}
+
 TEST(Formats, ParseNames) {
   for (Format f : kAllFormats) EXPECT_EQ(parse_format(format_name(f)), f);
   EXPECT_FALSE(parse_format("fp7").has_value());
