@@ -305,14 +305,105 @@ double erf_lipschitz(const Ball& x) {
   if (!finite(e)) return kTwoOverRootPi;
   return std::min(kTwoOverRootPi, up(kTwoOverRootPi * std::max(e.upper(), 0x1p-1074)));
 }
-Ball erf(const Ball& x) {
-  return via_mp(
-      x, [](const mp& v) { return mp(boost::multiprecision::erf(v)); }, erf_lipschitz(x));
+
+// erf and erfc of a double-double a ≥ 0 without MPFR, in ball arithmetic (its radius carries
+// every rounding; the truncation bound is added), for a ≤ kErfMax:
+//  - a < kErfSeries: erf a = (2/√π)·e^(−a²)·Σ_{n≥0} t_n, t_0 = a, t_{n+1} = t_n·2a²/(2n+3)
+//    (Abramowitz & Stegun 7.1.6): positive terms, no cancellation. Once q = 2a²/(2n+3) ≤ 1/2
+//    the ratios only shrink, so the tail after t_n is at most t_n·q/(1 − q) ≤ t_n. erfc = 1 − erf
+//    loses at most 12 bits here (erfc(2.5) ≈ 4·10^-4) of erf's 2^-96 (dd::exp's 2^-98 on
+//    e^(−a²) and the roundings).
+//  - a ≥ kErfSeries: erfc a = (e^(−a²)/√π)·K, K = 1/(a + (1/2)/(a + (2/2)/(a + (3/2)/(a + …))))
+//    (DLMF 7.9.2, converging for a > 0). Its elements are positive, so K lies between any two
+//    consecutive convergents: f_N's ball widened by |f_N − f_(N+1)| encloses it, whatever N.
+//    N = max(270/a + 8, 1100/a² + 10) makes the two agree to 2^-120 or better (mpmath, a from
+//    2.5 to 26.5).
+//    erf = 1 − erfc.
+// Beyond kErfMax, e^(−a²) nears double's subnormals and MPFR takes over.
+namespace {
+
+constexpr double kErfSeries = 2.5;
+constexpr double kErfMax = 26.5;
+
+struct ErfPair {
+  Ball erf, erfc;
+};
+
+struct ErfConstants {
+  Ball two_over_root_pi, one_over_root_pi;
+};
+
+const ErfConstants& erf_constants() {
+  static const ErfConstants c = [] {
+    const mp root_pi = boost::math::constants::root_pi<mp>();
+    return ErfConstants{around_mpfr(2 / root_pi, 0), around_mpfr(1 / root_pi, 0)};
+  }();
+  return c;
 }
-Ball erfc(const Ball& x) {
-  return via_mp(
-      x, [](const mp& v) { return mp(boost::multiprecision::erfc(v)); }, erf_lipschitz(x));
+
+std::optional<ErfPair> erf_of_nonnegative(const Ball& a) {
+  if (a.hi() == 0) return ErfPair{Ball(0.0), Ball(1.0)};
+  const ErfConstants& c = erf_constants();
+  const Ball a2 = a * a;
+  const Ball gauss = exp(-a2);
+  const Ball one(1.0);
+  if (a.hi() < kErfSeries) {
+    const Ball two_a2 = ldexp(a2, 1);
+    const double q_top = two_a2.upper();
+    Ball term = a, sum = a;
+    for (int n = 0;; ++n) {
+      if (n > 400) return std::nullopt;
+      const double q = q_top / (2 * n + 3) * (1 + 0x1p-50);  // ≥ the next ratio
+      if (q <= 0.5 && term.upper() <= sum.lower() * 0x1p-115) {
+        sum = Ball::from_parts(sum.hi(), sum.lo(), up(sum.rad() + term.upper()));
+        break;
+      }
+      term = term * two_a2 / Ball(2 * n + 3);
+      sum = sum + term;
+    }
+    const Ball e = c.two_over_root_pi * gauss * sum;
+    return ErfPair{e, one - e};
+  }
+  const int n = static_cast<int>(std::max(270 / a.hi() + 8, 1100 / (a.hi() * a.hi()) + 10));
+  const auto convergent = [&a](int terms) {
+    Ball v = a;
+    for (int k = terms; k >= 1; --k) v = a + Ball(k) / ldexp(v, 1);  // (k/2)/v
+    return Ball(1.0) / v;
+  };
+  // |K − f0's midpoint| ≤ |f0 − f1| + f0's radius, the difference's ball bounding |f0 − f1|.
+  const Ball f0 = convergent(n), d = f0 - convergent(n + 1);
+  const double gap = std::max(std::fabs(d.lower()), std::fabs(d.upper()));
+  const Ball k = Ball::from_parts(f0.hi(), f0.lo(), up(f0.rad() + gap));
+  const Ball ec = c.one_over_root_pi * gauss * k;
+  return ErfPair{one - ec, ec};
 }
+
+// erf and erfc of x's midpoint by erf_of_nonnegative (erf is odd, erfc(−a) = 2 − erfc(a)),
+// widened by the Lipschitz bound over x's ball; MPFR where that does not apply.
+template <bool kErf>
+Ball erf_or_erfc(const Ball& x) {
+  const auto mpfr = [](const mp& v) {
+    return kErf ? mp(boost::multiprecision::erf(v)) : mp(boost::multiprecision::erfc(v));
+  };
+  if (!finite(x) || !(std::fabs(x.hi()) <= kErfMax)) return via_mp(x, mpfr, erf_lipschitz(x));
+  const bool neg = std::signbit(x.hi());
+  const Ball a = Ball::from_parts(std::fabs(x.hi()), neg ? -x.lo() : x.lo(), 0);
+  const std::optional<ErfPair> p = erf_of_nonnegative(a);
+  if (!p) return via_mp(x, mpfr, erf_lipschitz(x));
+  Ball r;
+  if (kErf) {
+    r = neg ? -p->erf : p->erf;
+  } else {
+    r = neg ? Ball(2.0) - p->erfc : p->erfc;
+  }
+  if (x.exact()) return r;
+  return Ball::from_parts(r.hi(), r.lo(), up(r.rad() + erf_lipschitz(x) * x.rad()));
+}
+
+}  // namespace
+
+Ball erf(const Ball& x) { return erf_or_erfc<true>(x); }
+Ball erfc(const Ball& x) { return erf_or_erfc<false>(x); }
 namespace {
 
 // sin and cos by reduction to |r| ≤ π/4 and Taylor series, all in ball arithmetic: the radius
@@ -356,14 +447,14 @@ Ball taylor(const Ball* c, const Ball& r2) {
   return h;
 }
 
-// sin (want_sin) or cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).
-Ball sin_or_cos(const Ball& x, bool want_sin) {
+// sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).
+BallSinCos sin_and_cos(const Ball& x) {
   const TrigConstants& t = trig();
   const double kd = std::nearbyint(x.hi() * t.two_over_pi);
   const Ball k(kd);
   const Ball r = ((x - k * Ball(t.p1)) - k * Ball(t.p2)) - k * t.rest;
   const double r_max = std::max(std::fabs(r.lower()), std::fabs(r.upper()));
-  if (!(r_max < 0.8)) return undecided(want_sin ? std::sin(x.hi()) : std::cos(x.hi()));
+  if (!(r_max < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
   const Ball r2 = r * r;
   // The first omitted terms: r^29/29! (sin) and r^28/28! (cos), below 2^-101 for |r| < 0.8.
   const double tail = std::pow(r_max, 28) / 3.0e29;
@@ -371,26 +462,42 @@ Ball sin_or_cos(const Ball& x, bool want_sin) {
   const Ball sb = Ball::from_parts(s.hi(), s.lo(), up(s.rad() + tail));
   const Ball cb = Ball::from_parts(c.hi(), c.lo(), up(c.rad() + tail));
   // x = k·π/2 + r: quadrant q = k mod 4.
-  const int q = static_cast<int>(static_cast<long long>(kd) & 3);
-  if (want_sin) return q == 0 ? sb : q == 1 ? cb : q == 2 ? -sb : -cb;
-  return q == 0 ? cb : q == 1 ? -sb : q == 2 ? -cb : sb;
+  switch (static_cast<int>(static_cast<long long>(kd) & 3)) {
+    case 0:
+      return {sb, cb};
+    case 1:
+      return {cb, -sb};
+    case 2:
+      return {-sb, -cb};
+    default:
+      return {-cb, sb};
+  }
+}
+
+// Where the series does not apply: MPFR on the midpoint with the Lipschitz bound 1.
+bool trig_by_series(const Ball& x) {
+  return finite(x) && std::fabs(x.hi()) <= 0x1p21 && x.rad() <= 1e-6;
 }
 
 }  // namespace
 
 Ball sin(const Ball& x) {
-  if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
+  if (!trig_by_series(x)) {
     return via_mp(
         x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
   }
-  return sin_or_cos(x, true);
+  return sin_and_cos(x).sin;
 }
 Ball cos(const Ball& x) {
-  if (!finite(x) || !(std::fabs(x.hi()) <= 0x1p21) || x.rad() > 1e-6) {
+  if (!trig_by_series(x)) {
     return via_mp(
         x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
   }
-  return sin_or_cos(x, false);
+  return sin_and_cos(x).cos;
+}
+BallSinCos sin_cos(const Ball& x) {
+  if (!trig_by_series(x)) return {sin(x), cos(x)};
+  return sin_and_cos(x);
 }
 Ball atan(const Ball& x) {
   return via_mp(

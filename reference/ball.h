@@ -11,9 +11,11 @@
 //    bounds enter the radius, plus the propagated input radii (first-order terms and their
 //    products, exactly bounded). A result that both inputs determine exactly (2Sum, 2Prod of
 //    two doubles, a power-of-two scale) keeps radius 0.
-//  - exp: dd::exp with its written bound (dd_exp.cc). The other functions (log, tanh, erf, sin,
-//    …) are MPFR at the reference's precision on the midpoint, plus a Lipschitz bound of the
-//    function over the ball: as rigorous as the reference itself, and rarely hot.
+//  - exp: dd::exp with its written bound (dd_exp.cc). log, tanh, sin, cos, erf and erfc: ball
+//    arithmetic on exp, series and continued fractions, each with its truncation bound written
+//    next to it in ball.cc. expm1, log1p, atan, pow (and the others outside their ranges): MPFR
+//    at the reference's precision on the midpoint, plus a Lipschitz bound of the function over
+//    the ball: as rigorous as the reference itself.
 //  - Radii are computed in double with round-to-nearest; each formula applies up() once, which
 //    covers the roundings of up to eight operations (1 + 2^-50 > (1 + 2^-53)^8) and adds
 //    2^-1070, more than double-double loses near underflow.
@@ -175,6 +177,12 @@ Ball erf(const Ball& x);
 Ball erfc(const Ball& x);
 Ball sin(const Ball& x);
 Ball cos(const Ball& x);
+// Both of one argument: one reduction and the two series that sin and cos each compute anyway
+// (Box–Muller's normal pairs need both).
+struct BallSinCos {
+  Ball sin, cos;
+};
+BallSinCos sin_cos(const Ball& x);
 Ball atan(const Ball& x);
 Ball sqrt(const Ball& x);
 Ball pow(const Ball& a, const Ball& b);

@@ -179,7 +179,8 @@ std::array<ref::Ball, 2> NormalReal::pair_balls(uint64_t j) const {
   const Ball radius = sqrt(Ball(-2.0) * log(u1));
   const Ball theta = two_pi_ball_ * u2;
   const Ball mean(static_cast<double>(mean_)), stddev(static_cast<double>(stddev_));
-  return {mean + stddev * (radius * cos(theta)), mean + stddev * (radius * sin(theta))};
+  const ref::BallSinCos sc = sin_cos(theta);
+  return {mean + stddev * (radius * sc.cos), mean + stddev * (radius * sc.sin)};
 }
 
 uint64_t NormalReal::bits_of(const ref::Ball& value, uint64_t j, int k) const {

@@ -112,7 +112,8 @@ TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
     expect_contains(tanh(a.ball), tanh(a.point), "tanh");
     expect_contains(tanh(-p.ball), tanh(-p.point), "tanh of a wide range");
     expect_contains(erf(a.ball), erf(a.point), "erf");
-    if (i % 20 == 0) {  // MPFR's erf and erfc far from 0 take about a millisecond
+    expect_contains(erfc(a.ball), erfc(a.point), "erfc");
+    if (i % 20 == 0) {  // MPFR's erf and erfc far from 0 (the truth here) take a millisecond
       expect_contains(erf(p.ball), erf(p.point), "erf far from 0");
       expect_contains(erfc(p.ball), erfc(p.point), "erfc of a tiny value");
       expect_contains(erfc(-p.ball), erfc(-p.point), "erfc near 2");
@@ -122,6 +123,11 @@ TEST(Ball, EveryOperationEnclosesAnyPointOfItsInputs) {
     const Sample angle = sample(s, -2e6, 2e6, rr * 0x1p-30);  // RoPE and sinusoidal angles
     expect_contains(sin(angle.ball), sin(angle.point), "sin of a large angle");
     expect_contains(cos(angle.ball), cos(angle.point), "cos of a large angle");
+    for (const Sample& x : {p, angle, sample(s, -1e9, 1e9, rr)}) {  // the last: MPFR's range
+      const BallSinCos sc = sin_cos(x.ball);
+      expect_contains(sc.sin, sin(x.point), "sin_cos's sine");
+      expect_contains(sc.cos, cos(x.point), "sin_cos's cosine");
+    }
     expect_contains(pow(p.ball, a.ball), pow(p.point, a.point), "pow");
   }
 }
@@ -154,6 +160,29 @@ TEST(Ball, LongChainsStayEnclosedAndNarrow) {
   const Ball o = num / den;
   expect_contains(o, num_w / den_w, "softmax-weighted sum");
   EXPECT_LT(o.rad(), std::fabs(o.hi()) * 0x1p-80) << "far below a double's half-ulp";
+}
+
+// erf and erfc by series and continued fraction (ball.cc) on exact arguments, both sides of the
+// switch at 2.5 and up to where MPFR takes over (26.5): enclosing MPFR's value at 333 bits and
+// narrow enough to decide a double's rounding: 2^-84 of the value (erfc = 1 − erf just below
+// 2.5 keeps that much), up to 25.5 (beyond, erfc nears 2^-1000 and double-double's absolute
+// 2^-1070 takes over).
+TEST(Ball, ErfAndErfcAreEnclosedAndNarrowWithoutMpfr) {
+  Stream s{6};
+  for (int i = 0; i < 3000; ++i) {
+    const double x = i < 20 ? 2.5 + (i - 10) * 0x1p-40 : s.in(-26.5, 26.5);
+    const Ball e = erf(Ball(x)), c = erfc(Ball(x));
+    expect_contains(e, erf(wide(x)), "erf");
+    expect_contains(c, erfc(wide(x)), "erfc");
+    if (std::fabs(x) > 25.5) continue;
+    EXPECT_LT(e.rad(), std::fabs(e.hi()) * 0x1p-84) << "erf(" << x << ")";
+    EXPECT_LT(c.rad(), std::fabs(c.hi()) * 0x1p-84) << "erfc(" << x << ")";
+  }
+  for (const double x : {0.0, -0.0, 1e-300, -1e-300, 0x1p-1000}) {
+    expect_contains(erf(Ball(x)), erf(wide(x)), "erf near 0");
+    expect_contains(erfc(Ball(x)), erfc(wide(x)), "erfc near 0");
+  }
+  EXPECT_TRUE(std::signbit(erf(Ball(-0.0)).hi()));
 }
 
 TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {
