@@ -2,7 +2,13 @@
 
 #include <mpfr.h>
 
+#include <cmath>
 #include <limits>
+#include <optional>
+
+#include "reference/ball.h"
+#include "reference/ball_rounding.h"
+#include "reference/dd_exp.h"
 
 namespace lmo::ref::odd {
 namespace {
@@ -87,6 +93,53 @@ double pow(double a, double b) {
   mpfr_set_d(s.a, a, MPFR_RNDN);
   mpfr_set_d(s.b, b, MPFR_RNDN);
   return finish_odd(s.r, mpfr_pow(s.r, s.a, s.b, MPFR_RNDZ));
+}
+
+namespace {
+
+// An enclosure of fn(x) from the certified evaluation's balls (ball.h) where it is cheap
+// (double-double operations with written bounds, no MPFR) and where its preconditions hold, so that
+// it never counts an undecided comparison (which would make a concurrent certified evaluation fall
+// back to MPFR for nothing). Elsewhere: none, and MPFR decides.
+std::optional<Ball> cheap_enclosure(Fn fn, double x) {
+  if (!std::isfinite(x)) return std::nullopt;
+  switch (fn) {
+    case Fn::exp:
+      if (x > dd::kExpMax) return std::nullopt;
+      return exp(Ball(x));
+    case Fn::tanh:  // (1 − e^(−2|x|))/(1 + e^(−2|x|)); near 0 ball.h itself goes to MPFR
+      if (!(std::fabs(x) >= 0x1p-30)) return std::nullopt;
+      return tanh(Ball(x));
+    case Fn::log:  // y0 + log1p(x·e^(−y0) − 1) by its series (ball.h's log_by_exp)
+      if (!(x > 0x1p-1000 && x < 0x1p1000)) return std::nullopt;
+      return log(Ball(x));
+    case Fn::erf:  // series or continued fraction (ball.cc), up to where MPFR takes over
+      if (!(std::fabs(x) <= 26)) return std::nullopt;
+      return erf(Ball(x));
+    case Fn::erfc:
+      if (!(std::fabs(x) <= 26)) return std::nullopt;
+      return erfc(Ball(x));
+    case Fn::sin:  // reduction by π/2 in three parts and Taylor series (ball.cc)
+      if (!(std::fabs(x) <= 0x1p21)) return std::nullopt;
+      return sin(Ball(x));
+    case Fn::cos:
+      if (!(std::fabs(x) <= 0x1p21)) return std::nullopt;
+      return cos(Ball(x));
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+// An interval that rounds to one value of f holds the exact result, so that value is its correct
+// rounding; an interval that does not decide leaves it to the round-to-odd MPFR path.
+uint64_t rounded(Format f, Fn fn, double x) {
+  if (const std::optional<Ball> b = cheap_enclosure(fn, x);
+      b && decides_rounding(*b, std::span<const Format>(&f, 1))) {
+    return decided_bits(*b, f);
+  }
+  return encode(f, unary(fn, x));
 }
 
 }  // namespace lmo::ref::odd

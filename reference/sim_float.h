@@ -34,6 +34,10 @@ using container_t = std::conditional_t<
 namespace odd {
 enum class Fn : uint8_t { exp, expm1, log, log1p, tanh, erf, erfc, sin, cos, sqrt, atan };
 double unary(Fn fn, double x);
+// fn(x) correctly rounded to f, as bits: from a cheap certified enclosure where one decides the
+// rounding (exp, log, tanh, erf, erfc, sin, cos: several times cheaper than MPFR), else encode(f,
+// unary(fn, x)).
+uint64_t rounded(Format f, Fn fn, double x);
 double fma(double a, double b, double c);
 double pow(double a, double b);
 }  // namespace odd
@@ -137,10 +141,11 @@ bool isfinite(Sim<F> x) { return !isnan(x) && !isinf(x); }
 template <Format F>
 bool signbit(Sim<F> x) { return std::signbit(x.value()); }
 
-#define LMO_SIM_UNARY(name)                                                              \
-  template <Format F>                                                                    \
-  Sim<F> name(Sim<F> x) {                                                                \
-    return Sim<F>(odd::unary(odd::Fn::name, x.value()));                                 \
+#define LMO_SIM_UNARY(name)                                                                  \
+  template <Format F>                                                                        \
+  Sim<F> name(Sim<F> x) {                                                                    \
+    return Sim<F>::from_bits(                                                                \
+        static_cast<typename Sim<F>::bits_type>(odd::rounded(F, odd::Fn::name, x.value()))); \
   }
 LMO_SIM_UNARY(exp)
 LMO_SIM_UNARY(expm1)

@@ -1,12 +1,17 @@
 #include "oracle/ops/activations.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <optional>
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "reference/activations.h"
+#include "reference/ball.h"
+#include "reference/ball_rounding.h"
 #include "reference/ffn.h"
+#include "reference/parallel.h"
 #include "reference/softmax.h"
 
 namespace lmo::oracle {
@@ -60,19 +65,46 @@ namespace {
 // κ = |s|·(1 − σ(s)). Other activations take x itself (exact): κ = 0.
 }  // namespace
 
+namespace {
+
+// The formula of activation_condition on balls. Where its interval decides a double's rounding,
+// that double is the mp formula's: the mp value lies in the ball (its 167-bit roundings are far
+// inside the double-double radius that decides_rounding widens), as for every certified value
+// (oracle/core/certified.h). A few double-double operations instead of MPFR's erfc, which costs
+// up to a millisecond far from 0.
+std::optional<double> condition_by_balls(ref::Activation act, const ref::mp& x) {
+  using ref::Ball;
+  const Ball b(x);
+  // |x| ≤ 36: erfc(−x/√2) stays above 2^-950, inside ball.cc's own erfc; never a division by a
+  // ball around 0.
+  if (!b.exact() || !(std::fabs(b.hi()) <= 36)) return std::nullopt;
+  Ball k;
+  if (act == ref::Activation::kGELU) {
+    const Ball a = -b / sqrt(Ball(2.0));
+    k = abs(a) * Ball(2.0) * exp(-a * a) /
+        (sqrt(Ball(boost::math::constants::pi<ref::mp>())) * erfc(a));
+  } else {
+    const Ball s = Ball(2.0) * ref::gelu_tanh_inner(b);
+    k = abs(s) * (Ball(1.0) - ref::sigmoid(s));
+  }
+  if (!ref::decides_rounding(k, {})) return std::nullopt;  // f64 only
+  return std::bit_cast<double>(ref::decided_bits(k, ref::Format::f64));
+}
+
+}  // namespace
+
 double activation_condition(ref::Activation act, const ref::mp& x) {
   using ref::mp;
+  if (act != ref::Activation::kGELU && act != ref::Activation::kGELUTanh) return 0;
+  if (const std::optional<double> k = condition_by_balls(act, x)) return *k;
   if (act == ref::Activation::kGELU) {
     const mp a = -x / sqrt(mp(2));
     const mp e = erfc(a);
     if (e == 0) return 0;
     return static_cast<double>(abs(a) * 2 * exp(-a * a) / (sqrt(boost::math::constants::pi<mp>()) * e));
   }
-  if (act == ref::Activation::kGELUTanh) {
-    const mp s = 2 * ref::gelu_tanh_inner(x);
-    return static_cast<double>(abs(s) * (1 - ref::sigmoid(s)));
-  }
-  return 0;
+  const mp s = 2 * ref::gelu_tanh_inner(x);
+  return static_cast<double>(abs(s) * (1 - ref::sigmoid(s)));
 }
 
 namespace {
@@ -119,8 +151,11 @@ void ElementwiseOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) co
   if (p_.kind != ElementwiseKind::kSoftcap &&
       (p_.act == ref::Activation::kGELU || p_.act == ref::Activation::kGELUTanh)) {
     const std::vector<ref::mp> x = in.values<ref::mp>(p_.kind == ElementwiseKind::kGluGate ? "a" : "x");
-    out[0].condition.reserve(x.size());
-    for (const ref::mp& v : x) out[0].condition.push_back(activation_condition(p_.act, v));
+    std::vector<double>& c = out[0].condition;
+    c.resize(x.size());
+    ref::parallel_for(static_cast<int64_t>(x.size()), [&](int64_t i) {
+      c[static_cast<size_t>(i)] = activation_condition(p_.act, x[static_cast<size_t>(i)]);
+    });
   }
 }
 
