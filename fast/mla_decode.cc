@@ -103,6 +103,12 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   }
   detail::check_count(fn, "latent_dim", a.latent_dim, 1);
   detail::check_count(fn, "cache_len", a.cache_len, 1);
+  // Element counts within int64 index arithmetic (as gpu::mla_decode), before any product.
+  detail::check_elements(fn, "heads*head_dim", a.heads, a.head_dim);
+  detail::check_elements(fn, "latent_dim*heads*head_dim", a.latent_dim, a.heads * a.head_dim);
+  detail::check_elements(fn, "heads*(latent_dim+rope_dim)", a.heads, a.latent_dim + a.rope_dim);
+  detail::check_elements(fn, "cache_len*(latent_dim+rope_dim)", a.cache_len,
+                         a.latent_dim + a.rope_dim);
   detail::check_blas_dim(fn, "heads*head_dim", a.heads * a.head_dim);
   detail::check_blas_dim(fn, "heads*latent_dim", a.heads * a.latent_dim);
   detail::check_blas_dim(fn, "cache_len", a.cache_len);

@@ -319,6 +319,11 @@ TYPED_TEST(KernelMlaDecode, Validation) {
   bad([](MlaDecodeArgs& b) { b.rope.base = 0; });
   bad([](MlaDecodeArgs& b) { b.rope.base = INFINITY; });
   bad([](MlaDecodeArgs& b) { b.scale = -1; });
+  // Shapes whose element counts leave int64 index arithmetic (2^62 and more), refused before
+  // any product of them is formed.
+  bad([](MlaDecodeArgs& b) { b.heads = int64_t{1} << 40, b.head_dim = int64_t{1} << 40; });
+  bad([](MlaDecodeArgs& b) { b.latent_dim = int64_t{1} << 31, b.head_dim = int64_t{1} << 31; });
+  bad([](MlaDecodeArgs& b) { b.cache_len = int64_t{1} << 61, b.latent_dim = 8; });
   // YaRN's parameters are checked as the RoPE kernels check them; its factor on cos and sin is
   // refused (the temperature of MLA belongs in scale).
   MlaDecodeArgs yarn = a;
