@@ -21,6 +21,7 @@
 #include "fast/ffn.h"
 #include "fast/glu.h"
 #include "fast/mla_decode.h"
+#include "fast/moe_router.h"
 #include "fast/norms.h"
 #include "fast/softcap.h"
 #include "fast/softmax.h"
@@ -57,6 +58,13 @@ struct FastKernels {
   static constexpr auto& attention = fast::attention;
   static constexpr auto& attention_decode = fast::attention_decode;
   static constexpr auto& mla_decode = fast::mla_decode;
+  // The MoE router's, also as a kernel library of oracle/backends/moe_adapters.h.
+  using Storage = fast::Storage;
+  using RouterConfig = fast::RouterConfig;
+  static constexpr auto& moe_router = fast::moe_router;
+  static constexpr auto& expert_balance = fast::expert_balance;
+  static constexpr auto& load_balance_loss = fast::load_balance_loss;
+  static constexpr auto& aux_free_update = fast::aux_free_update;
 };
 
 #ifdef LMO_HAVE_CUDA
@@ -85,6 +93,12 @@ struct GpuKernels {
   static constexpr auto& attention = gpu::attention;
   static constexpr auto& attention_decode = gpu::attention_decode;
   static constexpr auto& mla_decode = gpu::mla_decode;
+  using Storage = gpu::Storage;
+  using RouterConfig = gpu::RouterConfig;
+  static constexpr auto& moe_router = gpu::moe_router;
+  static constexpr auto& expert_balance = gpu::expert_balance;
+  static constexpr auto& load_balance_loss = gpu::load_balance_loss;
+  static constexpr auto& aux_free_update = gpu::aux_free_update;
 };
 #endif
 
