@@ -6,8 +6,11 @@
 // round-to-nearest-even, then apply the format's exponent range. Subnormals are kept.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -92,20 +95,97 @@ inline bool bits_is_inf(Format f, uint64_t bits) {
 }
 
 namespace detail {
-uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t frac);
+inline uint64_t assemble(const FormatSpec& s, bool negative, int biased_exp, uint64_t frac) {
+  uint64_t p = (uint64_t{negative} << (s.exp_bits + s.frac_bits)) |
+               (static_cast<uint64_t>(biased_exp) << s.frac_bits) | frac;
+  return p << s.shift;
+}
+
 // encode() of an MPFR value (`mpfr` points to its mpfr_t; void so that this header does not pull
 // in mpfr.h), through its nearest double: the generic algorithm costs about ten MPFR calls per
 // value, this two. Sets `done` false, and returns nothing useful, where the double is outside
 // [2^-1000, 2^1000] (zero, overflow or the double subnormals), which the generic path takes.
 uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
+
 // encode() and decode() of a double: the generic algorithm below done on the double's bits
 // (integer shifts instead of frexp, ldexp and floor), the same bits and values for every input
-// (tests/reference/formats_test.cc compares them). Every simulated operation calls both.
-uint64_t encode_double(Format f, double x, Overflow overflow);
-double decode_double(Format f, uint64_t bits);
+// (tests/reference/formats_test.cc compares them). Every simulated operation calls both; inline,
+// so that a constant format (Sim<F>) folds its fields.
+// Encoding step by step: |x| = sig·2^(e−52) with sig of 53 bits; the exponent clamped to emin
+// for subnormals; k = the bits below the format's quantum 2^(exp − frac_bits), dropped with
+// round-to-nearest-even.
+inline uint64_t encode_double(Format f, double x, Overflow overflow) {
+  const FormatSpec& s = spec(f);
+  const auto raw = std::bit_cast<uint64_t>(x);
+  const bool neg = (raw >> 63) != 0;
+  const int biased = static_cast<int>((raw >> 52) & 0x7FF);
+  const uint64_t mant = raw & ((uint64_t{1} << 52) - 1);
+  const auto overflowed = [&] {
+    return overflow == Overflow::kSaturate ? max_finite_bits(f, neg) : inf_bits(f, neg);
+  };
+  if (biased == 0x7FF) return mant != 0 ? nan_bits(f) : overflowed();
+  if (f == Format::f64) return raw;  // every other double is an f64 value, −0 and subnormals too
+  // The other formats' smallest subnormal is 2^-149 or more: a double subnormal or zero is
+  // below half of it and rounds to a signed zero.
+  if (biased == 0) return assemble(s, neg, 0, 0);
+  const int e = biased - 1023;  // |x| in [2^e, 2^(e+1))
+  const int exp = std::max(e, s.emin());
+  if (exp > s.emax() + 1) return overflowed();
+  const uint64_t sig53 = (uint64_t{1} << 52) | mant;
+  const int k = 52 - s.frac_bits + (exp - e);  // ≥ 29
+  uint64_t sig = 0;
+  // k ≥ 55: |x| < 2^-2 of the quantum, below half of it: rounds to zero.
+  if (k < 55) {
+    sig = sig53 >> k;
+    const uint64_t rem = sig53 & ((uint64_t{1} << k) - 1);
+    const uint64_t half = uint64_t{1} << (k - 1);
+    if (rem > half || (rem == half && (sig & 1))) ++sig;
+  }
+  int out_exp = exp;
+  if (sig >> s.precision()) {  // carried into the next binade
+    sig >>= 1;
+    ++out_exp;
+  }
+  if (out_exp > s.emax() || (out_exp == s.emax() && sig > s.max_significand())) {
+    return overflowed();
+  }
+  const uint64_t hidden = uint64_t{1} << s.frac_bits;
+  if (sig < hidden) return assemble(s, neg, 0, sig);  // subnormal (or zero)
+  return assemble(s, neg, out_exp + s.bias, sig - hidden);
 }
 
-namespace detail {
+// decode<T>'s cases, with the double built from its fields instead of ldexp.
+inline double decode_double(Format f, uint64_t bits) {
+  const FormatSpec& s = spec(f);
+  if (f == Format::f64) {
+    if (bits_is_nan(f, bits)) {  // decode's NaN: the quiet NaN, with the pattern's sign
+      const double q = std::numeric_limits<double>::quiet_NaN();
+      return (bits >> 63) != 0 ? -q : q;
+    }
+    return std::bit_cast<double>(bits);
+  }
+  const uint64_t p = (bits >> s.shift) & s.pattern_mask();
+  const bool neg = ((p >> (s.exp_bits + s.frac_bits)) & 1) != 0;
+  const int bexp = static_cast<int>((p >> s.frac_bits) & ((uint64_t{1} << s.exp_bits) - 1));
+  const uint64_t frac = p & ((uint64_t{1} << s.frac_bits) - 1);
+  double v = 0;
+  if (bits_is_nan(f, bits)) {
+    v = std::numeric_limits<double>::quiet_NaN();
+  } else if (bits_is_inf(f, bits)) {
+    v = std::numeric_limits<double>::infinity();
+  } else if (bexp == 0) {
+    // frac·2^(emin − frac_bits): the power of two is a normal double (≥ 2^-149), the product
+    // exact (frac < 2^23).
+    const auto scale =
+        std::bit_cast<double>(static_cast<uint64_t>(s.emin() - s.frac_bits + 1023) << 52);
+    v = static_cast<double>(frac) * scale;
+  } else {
+    v = std::bit_cast<double>((static_cast<uint64_t>(bexp - s.bias + 1023) << 52) |
+                              (frac << (52 - s.frac_bits)));
+  }
+  return neg ? -v : v;
+}
+
 // The generic algorithm (the file's head) on any binary type.
 template <class T>
 uint64_t encode_generic(Format f, const T& x, Overflow overflow) {
