@@ -6,7 +6,8 @@
 // at positions up to 2^20 every output is checked against an f32-level absolute bound that the
 // naive f32 kernel misses by orders of magnitude (its angle p·θ is off by up to 2^-5 rad there);
 // the frequencies against the reference's θ_k in mp; thread invariance, in-place use and
-// argument validation.
+// argument validation. The sinusoidal encoding's own cases and validation: positional_test.cc
+// (over both kernel libraries); here it shares the thread-count check.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -283,36 +284,6 @@ TEST(FastRope, FrequenciesMatchTheReference) {
   }
 }
 
-TEST(FastSinusoidalPe, EveryStorageAndWidth) {
-  // 65 pairs (a partial vector on every target), 512 (Transformer base), a narrow one.
-  for (int64_t d : {130, 512, 2}) {
-    for (Storage s : kAllStorages) {
-      expect_passes("sinusoidal_pe", {{"tokens", 8}, {"d", d}, {"max_position", 1 << 20}}, s,
-                    "d=" + std::to_string(d));
-    }
-  }
-  expect_passes("sinusoidal_pe",
-                {{"tokens", 4}, {"d", 64}, {"base", 500000}, {"max_position", int64_t{1} << 40}},
-                Storage::bf16, "base 500000, positions to 2^40");
-}
-
-// |pe − exact| ≤ 2^-24 at positions up to 2^20 (half an ulp of values in [0.5, 1) plus the
-// angle's ~2^-37 rad); the naive f32 encoding misses it 1000-fold.
-TEST(FastSinusoidalPe, AccurateToF32AtLongContext) {
-  const Prepared c(
-      "sinusoidal_pe",
-      {{"tokens", 8}, {"d", 512}, {"min_position", 1 << 19}, {"max_position", 1 << 20}},
-      Storage::f32);
-  const double bound = 0x1p-24;
-  EXPECT_GT(max_error(c.exact, c.naive), 1000 * bound);
-  oracle::GuardedBuffer y(ref::DType::f32, output_shape(c));
-  for_each_target([&](const std::string& target) {
-    run_kernel(c, Storage::f32, y);
-    EXPECT_LE(max_error(c.exact, values_of(y, static_cast<int64_t>(c.exact.size()))), bound)
-        << target;
-  });
-}
-
 // Enough tokens for several parallel chunks (about 8192 elements each): the bytes written with
 // 1, 2 and 5 threads are identical.
 TEST(FastRope, ThreadCountInvariant) {
@@ -416,13 +387,6 @@ TEST(FastRope, Validation) {
                std::invalid_argument);  // NTK needs r > 2
   // Zero tokens touch nothing.
   EXPECT_NO_THROW(rope(Storage::f32, nullptr, nullptr, nullptr, {0, 1, 8, 4}, plain));
-  // sinusoidal_pe.
-  EXPECT_NO_THROW(sinusoidal_pe(Storage::f32, pos, y, 2, 4));
-  EXPECT_THROW(sinusoidal_pe(Storage::f32, pos, y, 2, 3), std::invalid_argument);
-  EXPECT_THROW(sinusoidal_pe(Storage::f32, pos, y, -1, 4), std::invalid_argument);
-  EXPECT_THROW(sinusoidal_pe(Storage::f32, nullptr, y, 2, 4), std::invalid_argument);
-  EXPECT_THROW(sinusoidal_pe(Storage::f32, pos, y, 2, 4, 0.5), std::invalid_argument);
-  EXPECT_THROW(sinusoidal_pe(Storage::f32, far, y, 1, 4), std::invalid_argument);
 }
 
 }  // namespace

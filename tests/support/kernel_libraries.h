@@ -20,11 +20,15 @@
 #include "fast/cross_entropy.h"
 #include "fast/ffn.h"
 #include "fast/glu.h"
+#include "fast/learned_position.h"
 #include "fast/mla_decode.h"
 #include "fast/moe_router.h"
 #include "fast/norms.h"
+#include "fast/shaw_logits.h"
+#include "fast/sinusoidal_pe.h"
 #include "fast/softcap.h"
 #include "fast/softmax.h"
+#include "fast/t5_bias.h"
 #include "tests/support/fast_cases.h"
 #ifdef LMO_HAVE_CUDA
 #include "gpu/api.h"
@@ -65,6 +69,11 @@ struct FastKernels {
   static constexpr auto& expert_balance = fast::expert_balance;
   static constexpr auto& load_balance_loss = fast::load_balance_loss;
   static constexpr auto& aux_free_update = fast::aux_free_update;
+  // The positional kernels', also as a kernel library of oracle/backends/positional_adapters.h.
+  static constexpr auto& sinusoidal_pe = fast::sinusoidal_pe;
+  static constexpr auto& learned_position = fast::learned_position;
+  static constexpr auto& shaw_logits = fast::shaw_logits;
+  static constexpr auto& t5_bias = fast::t5_bias;
 };
 
 #ifdef LMO_HAVE_CUDA
@@ -99,6 +108,10 @@ struct GpuKernels {
   static constexpr auto& expert_balance = gpu::expert_balance;
   static constexpr auto& load_balance_loss = gpu::load_balance_loss;
   static constexpr auto& aux_free_update = gpu::aux_free_update;
+  static constexpr auto& sinusoidal_pe = gpu::sinusoidal_pe;
+  static constexpr auto& learned_position = gpu::learned_position;
+  static constexpr auto& shaw_logits = gpu::shaw_logits;
+  static constexpr auto& t5_bias = gpu::t5_bias;
 };
 #endif
 
