@@ -5,11 +5,15 @@
 //
 // How "exact, then round once" is achieved:
 //  - +, -, *, /, sqrt: computed in double, then rounded to F. For formats of precision p with
-//    53 >= 2p + 2 (every simulated format here: p <= 11) double rounding is innocuous for these
+//    53 >= 2p + 2 (every simulated format here: p <= 24) double rounding is innocuous for these
 //    five operations (S. A. Figueroa, "When is double rounding innocuous?", SIGNUM 1995).
 //  - fma and transcendental functions: MPFR computes the result rounded toward zero at 53 bits
 //    and sets the last bit when inexact ("round to odd"); rounding that double to F (p + 2 <= 53)
 //    is then the correctly rounded result (Boldo & Melquiond, IEEE TC 2008).
+//  - exp, log, tanh, erf, erfc, sin and cos first try the certified evaluation's ball of the
+//    result (reference/ball.h: double-double with written bounds, several times cheaper than
+//    MPFR): where every point of it rounds to the same value of F, that value is the correctly
+//    rounded result; otherwise the round-to-odd path decides.
 // tests/reference/sim_float_test.cc checks the double path against the round-to-odd path exhaustively
 // for the fp8 formats.
 #pragma once

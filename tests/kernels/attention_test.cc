@@ -304,7 +304,9 @@ TYPED_TEST(KernelMlaDecode, Validation) {
   MlaDecodeArgs a;
   a.heads = 2, a.head_dim = 2, a.rope_dim = 2, a.latent_dim = 4, a.cache_len = 3;
   const bool runs = TypeParam::unavailable().empty();
-  if (runs) EXPECT_NO_THROW(TypeParam::mla_decode(f, x, x, x, x, x, y, a));
+  if (runs) {
+    EXPECT_NO_THROW(TypeParam::mla_decode(f, x, x, x, x, x, y, a));
+  }
   auto bad = [&](auto change) {
     MlaDecodeArgs b = a;
     change(b);
@@ -329,7 +331,9 @@ TYPED_TEST(KernelMlaDecode, Validation) {
   MlaDecodeArgs yarn = a;
   yarn.rope.scaling = kernels::RopeScaling::yarn, yarn.rope.factor = 40,
   yarn.rope.original_context = 4096;
-  if (runs) EXPECT_NO_THROW(TypeParam::mla_decode(f, x, x, x, x, x, y, yarn));
+  if (runs) {
+    EXPECT_NO_THROW(TypeParam::mla_decode(f, x, x, x, x, x, y, yarn));
+  }
   a = yarn;
   bad([](MlaDecodeArgs& b) { b.rope.original_context = 0; });
   bad([](MlaDecodeArgs& b) { b.rope.factor = 0; });
