@@ -215,7 +215,10 @@ void MetricsAccumulator::add(int64_t index, const mp& exact, const ElementMetric
   if (!any_ || m.significant_bits < t_.min_significant_bits) {
     t_.min_significant_bits = m.significant_bits;
   }
-  const auto e = static_cast<long double>(m.abs_error), x = static_cast<long double>(exact);
+  // Each value rounded to double (MPFR's fast conversion; its long double one costs more than
+  // the fma did), squared and summed in long double, whose range holds any double's square.
+  const auto e = static_cast<long double>(static_cast<double>(m.abs_error));
+  const auto x = static_cast<long double>(static_cast<double>(exact));
   sum_sq_err_ += e * e;
   sum_sq_exact_ += x * x;
   any_ = true;

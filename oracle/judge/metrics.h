@@ -112,9 +112,9 @@ class MetricsAccumulator {
   ref::Format format_;
   TensorMetrics t_;
   bool any_ = false;
-  // The NMSE's sums in long double (its 64-bit significand and 15-bit exponent hold any square
-  // of a double): it is reported, never judged, and a 167-bit MPFR fma per element cost a tenth
-  // of `verify`.
+  // The NMSE's sums in long double, of the values rounded to double (its 15-bit exponent holds
+  // any double's square): it is reported, never judged, and a 167-bit MPFR fma per element cost
+  // a tenth of `verify`.
   long double sum_sq_err_ = 0;
   long double sum_sq_exact_ = 0;
 };
