@@ -7,8 +7,9 @@
 #include <optional>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
 #include "oracle/claims/report.h"
+#include "oracle/core/case.h"
+#include "oracle/core/certified.h"
 #include "oracle/verify/verify.h"
 
 namespace {
@@ -133,6 +134,8 @@ int run_verify(const VerifyArgs& a) {
                 "judging %.1f s\n",
                 r.times.inputs, r.times.reference, r.times.naive, r.times.backends,
                 r.times.judging);
+    // How the exact values were had: by certified balls, or recomputed in MPFR (and why).
+    std::cout << lmo::oracle::exact_report() << "\n";
     // A claim that FAILS counts as one failed check.
     std::cout << "verify: " << r.passed << " passed, " << r.failed + claims_failed << " failed";
     // Backends without a kernel for an op (or a format) skip it: listed above, not a failure.

@@ -52,6 +52,9 @@ TEST(VerifyCli, RunsACaseFileAndPrintsTheSummary) {
       << r.out;
   EXPECT_TRUE(contains(r.out, "t/rms")) << r.out;
   EXPECT_TRUE(contains(r.out, "max ulp")) << r.out;
+  // The exact values' line, as golden prints it: how many evaluations the balls decided.
+  EXPECT_TRUE(contains(r.out, "exact: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " evaluations certified, ")) << r.out;
 }
 
 TEST(VerifyCli, JsonHasOneRowPerCaseBackendFormat) {
