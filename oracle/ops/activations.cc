@@ -62,31 +62,32 @@ namespace {
 // Condition number of the inner function of the stable evaluations in reference/activations.h
 // at the argument a kernel forms from x: erfc at −x/√2 for GELU, κ = |a·erfc'(a)/erfc(a)| =
 // 2|a|e^{−a²}/(√π erfc(a)); sigmoid at s = 2√(2/π)(x + 0.044715x³) for GELU-tanh,
-// κ = |s|·(1 − σ(s)). Other activations take x itself (exact): κ = 0.
-}  // namespace
+// κ = |s|·(1 − σ(s)). Other activations take x itself (exact): κ = 0. On mp or on balls; 0 where
+// erfc underflows (x = −∞).
+template <class T>
+T condition_formula(ref::Activation act, const T& x) {
+  using std::abs;
+  if (act == ref::Activation::kGELU) {
+    const T a = -x / sqrt(T(2));
+    const T e = erfc(a);
+    if (e == T(0)) return T(0);
+    return abs(a) * T(2) * exp(-a * a) / (sqrt(T(boost::math::constants::pi<ref::mp>())) * e);
+  }
+  const T s = T(2) * ref::gelu_tanh_inner(x);
+  return abs(s) * (T(1) - ref::sigmoid(s));
+}
 
-namespace {
-
-// The formula of activation_condition on balls. Where its interval decides a double's rounding,
-// that double is the mp formula's: the mp value lies in the ball (its 167-bit roundings are far
-// inside the double-double radius that decides_rounding widens), as for every certified value
+// The formula on balls first. Where its interval decides a double's rounding, that double is the
+// mp formula's: the mp value lies in the ball (its 167-bit roundings are far inside the
+// double-double radius that decides_rounding widens), as for every certified value
 // (oracle/core/certified.h). A few double-double operations instead of MPFR's erfc, which costs
 // up to a millisecond far from 0.
 std::optional<double> condition_by_balls(ref::Activation act, const ref::mp& x) {
-  using ref::Ball;
-  const Ball b(x);
-  // |x| ≤ 36: erfc(−x/√2) stays above 2^-950, inside ball.cc's own erfc; never a division by a
-  // ball around 0.
+  const ref::Ball b(x);
+  // |x| ≤ 36: erfc(−x/√2) stays above 2^-950, inside ball.cc's own erfc; never a comparison or
+  // a division with a ball around 0.
   if (!b.exact() || !(std::fabs(b.hi()) <= 36)) return std::nullopt;
-  Ball k;
-  if (act == ref::Activation::kGELU) {
-    const Ball a = -b / sqrt(Ball(2.0));
-    k = abs(a) * Ball(2.0) * exp(-a * a) /
-        (sqrt(Ball(boost::math::constants::pi<ref::mp>())) * erfc(a));
-  } else {
-    const Ball s = Ball(2.0) * ref::gelu_tanh_inner(b);
-    k = abs(s) * (Ball(1.0) - ref::sigmoid(s));
-  }
+  const ref::Ball k = condition_formula(act, b);
   if (!ref::decides_rounding(k, {})) return std::nullopt;  // f64 only
   return std::bit_cast<double>(ref::decided_bits(k, ref::Format::f64));
 }
@@ -94,17 +95,9 @@ std::optional<double> condition_by_balls(ref::Activation act, const ref::mp& x) 
 }  // namespace
 
 double activation_condition(ref::Activation act, const ref::mp& x) {
-  using ref::mp;
   if (act != ref::Activation::kGELU && act != ref::Activation::kGELUTanh) return 0;
   if (const std::optional<double> k = condition_by_balls(act, x)) return *k;
-  if (act == ref::Activation::kGELU) {
-    const mp a = -x / sqrt(mp(2));
-    const mp e = erfc(a);
-    if (e == 0) return 0;
-    return static_cast<double>(abs(a) * 2 * exp(-a * a) / (sqrt(boost::math::constants::pi<mp>()) * e));
-  }
-  const mp s = 2 * ref::gelu_tanh_inner(x);
-  return static_cast<double>(abs(s) * (1 - ref::sigmoid(s)));
+  return static_cast<double>(condition_formula(act, x));
 }
 
 namespace {
