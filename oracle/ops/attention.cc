@@ -4,6 +4,7 @@
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
+#include "reference/attention_enclosure.h"
 #include "reference/kv_cache.h"
 
 namespace lmo::oracle {
@@ -58,6 +59,40 @@ Outputs<T> AttentionOp::compute(const InputSet& in) const {
   for (int64_t j = 0; j + 1 < p_.tokens; ++j) cache.append(k.row(j), v.row(j));
   out[0].values =
       ref::decode_step<T>(q.row(0), k.row(p_.tokens - 1), v.row(p_.tokens - 1), cache, cfg_);
+  return out;
+}
+
+std::optional<Outputs<ref::Ball>> AttentionOp::enclosure(const InputSet& in) const {
+  const int64_t hd = p_.heads * p_.head_dim, gd = p_.kv_heads * p_.head_dim;
+  const ref::Mat<double> q(p_.queries(), hd, in.values<double>("q"));
+  const ref::Mat<double> k(p_.tokens, gd, in.values<double>("k"));
+  const ref::Mat<double> v(p_.tokens, gd, in.values<double>("v"));
+  // F16's decode step is attention of its one query (the last position) over the whole cache,
+  // as in compute(in, recipe); packed sequences are attention on each one's rows.
+  std::optional<std::vector<ref::Ball>> o;
+  if (p_.cu_seqlens.empty()) {
+    o = ref::attention_enclosure(q, k, v, cfg_);
+  } else {
+    const auto rows = [](const ref::Mat<double>& m, int64_t b, int64_t e) {
+      return ref::Mat<double>(
+          e - b, m.cols,
+          std::vector<double>(m.data.begin() + b * m.cols, m.data.begin() + e * m.cols));
+    };
+    o.emplace();
+    for (size_t s = 0; o && s + 1 < p_.cu_seqlens.size(); ++s) {
+      const int64_t b = p_.cu_seqlens[s], e = p_.cu_seqlens[s + 1];
+      std::optional<std::vector<ref::Ball>> part =
+          ref::attention_enclosure(rows(q, b, e), rows(k, b, e), rows(v, b, e), cfg_);
+      if (part) {
+        o->insert(o->end(), part->begin(), part->end());
+      } else {
+        o.reset();
+      }
+    }
+  }
+  if (!o) return GenericOp<AttentionOp>::enclosure(in);
+  Outputs<ref::Ball> out(1);
+  out[0].values = std::move(*o);
   return out;
 }
 

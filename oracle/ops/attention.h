@@ -85,6 +85,9 @@ class AttentionOp : public GenericOp<AttentionOp> {
   }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // The blocked certified evaluation (reference/attention_enclosure.h) where it applies,
+  // attention<Ball> elsewhere (soft cap, f64 inputs).
+  std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
   std::vector<RoundingPoint> rounding_points() const override {
     return attention_rounding_points();
   }

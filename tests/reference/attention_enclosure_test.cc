@@ -1,0 +1,127 @@
+// The blocked certified attention (reference/attention_enclosure.h) against the MPFR reference
+// (attention<mp>, 167 bits): every exact output lies in its ball, and the radii stay far below
+// an f64 ulp, on both instruction sets, across the masks, GQA, chunk and block boundaries
+// (d not a multiple of 32, more than 64 keys) and logits far enough apart that exponentials
+// drop below the 2^-600 cut.
+#include "reference/attention_enclosure.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference/attention.h"
+#include "tests/support/splitmix.h"
+
+namespace lmo::ref {
+namespace {
+
+struct Shape {
+  std::string name;
+  int64_t tq, tk, h, g, d, dv;
+  MaskKind mask;
+  int64_t window = 0;
+  double qk_std = 1;
+};
+
+// Float values, roughly normal (a sum of uniforms), times std.
+Mat<double> floats(int64_t rows, int64_t cols, double std, uint64_t seed) {
+  testing::SplitMix64 s{seed};
+  Mat<double> m(rows, cols);
+  for (double& x : m.data) {
+    const double u = s.unit() + s.unit() + s.unit() - 1.5;
+    x = static_cast<double>(static_cast<float>(2 * u * std));
+  }
+  return m;
+}
+
+Mat<mp> to_mp(const Mat<double>& m) {
+  Mat<mp> r(m.rows, m.cols);
+  for (size_t i = 0; i < m.data.size(); ++i) r.data[i] = mp(m.data[i]);
+  return r;
+}
+
+AttentionConfig config(const Shape& s) {
+  AttentionConfig c;
+  c.heads = s.h;
+  c.kv_heads = s.g;
+  c.head_dim = s.d;
+  c.value_dim = s.dv;
+  c.mask = s.mask;
+  c.window = s.window;
+  if (s.mask == MaskKind::kDocument) {
+    c.document_ids.assign(static_cast<size_t>(s.tk), 0);
+    for (int64_t j = 0; j < s.tk; ++j)
+      c.document_ids[static_cast<size_t>(j)] = j < 29 ? 0 : (j < 61 ? 1 : 2);
+  }
+  return c;
+}
+
+class AttentionEnclosure : public ::testing::TestWithParam<EnclosureIsa> {
+ protected:
+  void TearDown() override { set_attention_enclosure_isa(EnclosureIsa::kAuto); }
+};
+
+TEST_P(AttentionEnclosure, ContainsTheMpfrValuesWithTinyRadii) {
+  set_attention_enclosure_isa(GetParam());
+  const std::vector<Shape> shapes = {
+      {"causal MHA", 37, 37, 2, 2, 16, 16, MaskKind::kCausal},
+      {"GQA, d 40, 70 keys", 70, 70, 4, 2, 40, 40, MaskKind::kNone},
+      {"MQA, value dim 24", 20, 20, 3, 1, 8, 24, MaskKind::kCausal},
+      {"window 5", 40, 40, 2, 1, 16, 16, MaskKind::kSlidingWindow, 5},
+      {"documents", 80, 80, 2, 2, 12, 12, MaskKind::kDocument},
+      {"decode over 150 keys", 1, 150, 8, 2, 64, 64, MaskKind::kCausal},
+      {"3 queries, 90 keys", 3, 90, 2, 2, 33, 33, MaskKind::kCausal},
+      // Logits hundreds apart: most exponentials below 2^-600, left out with their bound.
+      {"peaked", 24, 24, 2, 2, 16, 16, MaskKind::kCausal, 0, 12},
+  };
+  uint64_t seed = 1;
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(s.name);
+    const AttentionConfig cfg = config(s);
+    const Mat<double> q = floats(s.tq, s.h * s.d, s.qk_std, seed++);
+    const Mat<double> k = floats(s.tk, s.g * s.d, s.qk_std, seed++);
+    const Mat<double> v = floats(s.tk, s.g * s.dv, 1, seed++);
+    const std::optional<std::vector<Ball>> balls = attention_enclosure(q, k, v, cfg);
+    ASSERT_TRUE(balls.has_value());
+    const Mat<mp> exact = attention<mp>(to_mp(q), to_mp(k), to_mp(v), cfg);
+    ASSERT_EQ(balls->size(), exact.data.size());
+    double widest = 0;
+    for (size_t i = 0; i < exact.data.size(); ++i) {
+      const Ball& b = (*balls)[i];
+      const mp e = exact.data[i];
+      const mp gap = abs(e - (mp(b.hi()) + mp(b.lo())));
+      ASSERT_LE(gap, mp(b.rad())) << "element " << i << ": exact " << e.str(30);
+      const double mag = std::fabs(static_cast<double>(e));
+      // Relative to the output (an element near 0 from cancellation: relative to 1, the scale
+      // of a probability-weighted average of values of order 1).
+      widest = std::max(widest, b.rad() / std::max(mag, 1e-3));
+    }
+    EXPECT_LT(widest, 0x1p-80) << "radii this wide would leave f64 roundings undecided";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, AttentionEnclosure,
+                         ::testing::Values(EnclosureIsa::kAuto, EnclosureIsa::kPortable),
+                         [](const auto& info) {
+                           return info.param == EnclosureIsa::kAuto ? "Auto" : "Portable";
+                         });
+
+TEST(AttentionEnclosureScope, DeclinesWhatItsBoundsDoNotCover) {
+  const Shape s{"", 8, 8, 2, 2, 8, 8, MaskKind::kCausal};
+  AttentionConfig cfg = config(s);
+  const Mat<double> q = floats(8, 16, 1, 7), k = floats(8, 16, 1, 8), v = floats(8, 16, 1, 9);
+  ASSERT_TRUE(attention_enclosure(q, k, v, cfg).has_value());
+  // f64 inputs: the products q·k would not be exact in double.
+  Mat<double> q64 = q;
+  q64.data[3] = 1.0 / 3.0;
+  EXPECT_FALSE(attention_enclosure(q64, k, v, cfg).has_value());
+  // A soft cap needs tanh on balls: attention<Ball> runs instead.
+  cfg.soft_cap = mp(30);
+  EXPECT_FALSE(attention_enclosure(q, k, v, cfg).has_value());
+}
+
+}  // namespace
+}  // namespace lmo::ref
