@@ -6,8 +6,8 @@ import lmoracle
 from lmoracle import _progress
 
 
-def test_other_threads_run_during_a_reference_call():
-    x = lmoracle.case("gelu/exact", format="f32")
+def _ticks_during(call):
+    """(seconds the call took, ticks a 1 ms ticker thread recorded while it ran)."""
     ticks = []
     done = threading.Event()
 
@@ -19,14 +19,28 @@ def test_other_threads_run_during_a_reference_call():
     t = threading.Thread(target=ticker)
     start = time.monotonic()
     t.start()
-    lmoracle.reference("gelu/exact", x)  # 16384 MPFR erfs, ~0.9 s
+    call()
     end = time.monotonic()
     done.set()
     t.join()
-    inside = [s for s in ticks if start < s < end]
-    # The call takes well over 200 ms; a thread blocked on the GIL would tick a handful of times
-    # at most (the interpreter's 5 ms switch interval applies only between bytecodes).
-    assert end - start > 0.2 and len(inside) > (end - start) / 0.01
+    return end - start, len([s for s in ticks if start < s < end])
+
+
+def test_other_threads_run_during_a_reference_call():
+    # The call must last well over the interpreter's 5 ms switch interval for the ticks to tell a
+    # released GIL from a held one. The exact GELU got faster than any fixed size would stay
+    # (certified balls), so the size doubles until one call takes over 300 ms on this machine.
+    n = 16384
+    while True:
+        x = lmoracle.case("gelu", n=n)
+        seconds, inside = _ticks_during(lambda: lmoracle.reference("gelu", x, n=n))
+        if seconds > 0.3 or n >= 16384 * 256:
+            break
+        n *= 2
+    assert seconds > 0.3, f"reference of {n} GELUs took only {seconds:.3f} s"
+    # A thread blocked on the GIL would tick a handful of times at most (the interpreter's switch
+    # interval applies only between bytecodes); a free one ticks about once per 1-2 ms.
+    assert inside > seconds / 0.01, f"{inside} ticks in {seconds:.3f} s"
 
 
 def test_progress_line_runs_the_call_and_passes_errors(monkeypatch, capsys):
