@@ -299,6 +299,38 @@ std::vector<Mat<T>> attention_probs(const Mat<T>& q, const Mat<T>& k, const Atte
   return p;
 }
 
+// One query row i of one head: its outputs o_i (d_v values, written to `o`) from its logits s
+// and mask vis (attention_row_logits). The body of attention() and of attention_rows().
+template <class T, class Acc = T>
+void attention_row_output(const Mat<T>& v, const AttentionConfig& cfg,
+                          const AttentionRounding<T>& rounding, bool contract, int64_t kv,
+                          std::vector<T>& s, const std::vector<char>& vis, std::span<T> o) {
+  const int64_t dv = cfg.v_dim();
+  if (rounding.scores) {
+    for (size_t j = 0; j < s.size(); ++j) {
+      if (vis[j]) s[j] = rounding.scores(s[j]);
+    }
+  }
+  SoftmaxParts<T, Acc> parts = masked_softmax_parts<T, Acc>(s, vis, cfg.subtract_max, rounding.sum);
+  std::vector<T>& p = parts.e;
+  for (size_t j = 0; j < p.size(); ++j) {
+    if (!vis[j]) continue;
+    if (!rounding.late_normalize) p[j] = p[j] / parts.z;
+    if (rounding.probs) p[j] = rounding.probs(p[j]);
+  }
+  for (int64_t c = 0; c < dv; ++c) {
+    Acc acc(0);
+    for (int64_t j = 0; j < v.rows; ++j) {
+      if (!vis[static_cast<size_t>(j)]) continue;
+      acc = mul_add(p[static_cast<size_t>(j)], v(j, kv * dv + c), acc, contract);
+      if (rounding.acc) acc = convert<Acc>(rounding.acc(convert<T>(acc)));
+    }
+    T out = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+    if (parts.any && rounding.late_normalize) out = out / parts.z;
+    o[static_cast<size_t>(c)] = out;
+  }
+}
+
 // F15: O = softmax(Q Kᵀ·scale + mask) V, per query head, with GQA/MQA sharing of K and V.
 // o_i = Σ_j p_ij v_j: each product p_ij·v_j is formed in T and accumulated in Acc over the
 // visible keys, left to right (mul_add), then rounded once to T. `rounding`: a simulated kernel's
@@ -313,31 +345,35 @@ Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const Attent
   for_each_attention_row<T, Acc>(
       q, k, cfg,
       [&](int64_t i, int64_t head, int64_t kv, std::vector<T>& s, const std::vector<char>& vis) {
-        if (rounding.scores) {
-          for (size_t j = 0; j < s.size(); ++j) {
-            if (vis[j]) s[j] = rounding.scores(s[j]);
-          }
-        }
-        SoftmaxParts<T, Acc> parts =
-            masked_softmax_parts<T, Acc>(s, vis, cfg.subtract_max, rounding.sum);
-        std::vector<T>& p = parts.e;
-        for (size_t j = 0; j < p.size(); ++j) {
-          if (!vis[j]) continue;
-          if (!rounding.late_normalize) p[j] = p[j] / parts.z;
-          if (rounding.probs) p[j] = rounding.probs(p[j]);
-        }
-        for (int64_t c = 0; c < dv; ++c) {
-          Acc acc(0);
-          for (int64_t j = 0; j < k.rows; ++j) {
-            if (!vis[static_cast<size_t>(j)]) continue;
-            acc = mul_add(p[static_cast<size_t>(j)], v(j, kv * dv + c), acc, contract);
-            if (rounding.acc) acc = convert<Acc>(rounding.acc(convert<T>(acc)));
-          }
-          T o = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
-          if (parts.any && rounding.late_normalize) o = o / parts.z;
-          out(i, head * dv + c) = o;
-        }
+        attention_row_output<T, Acc>(
+            v, cfg, rounding, contract, kv, s, vis,
+            out.row(i).subspan(static_cast<size_t>(head * dv), static_cast<size_t>(dv)));
       });
+  return out;
+}
+
+// The rows of attention() listed in `tasks` (i·h + head each): d_v values per task, in the order
+// given, each bit-identical to attention()'s (the same code on the same row). The certified
+// path's fallback recomputes only the rows it could not decide, not the whole op.
+template <class T, class Acc = T>
+std::vector<T> attention_rows(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v,
+                              const AttentionConfig& cfg, std::span<const int64_t> tasks) {
+  validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_rows");
+  const int64_t dv = cfg.v_dim();
+  std::vector<T> out(tasks.size() * static_cast<size_t>(dv));
+  const T scale = attention_scale<T>(cfg);
+  const std::optional<T> cap = attention_cap<T>(cfg);
+  const bool contract = fma_contraction();
+  parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+    const int64_t task = tasks[static_cast<size_t>(t)];
+    const int64_t i = task / cfg.heads, head = task % cfg.heads;
+    std::vector<T> s;
+    std::vector<char> vis;
+    attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
+    attention_row_output<T, Acc>(
+        v, cfg, {}, contract, kv_head_of(head, cfg), s, vis,
+        std::span<T>(out).subspan(static_cast<size_t>(t * dv), static_cast<size_t>(dv)));
+  });
   return out;
 }
 

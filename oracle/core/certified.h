@@ -26,13 +26,15 @@ ExactPath exact_path();
 struct ExactStats {
   int64_t certified_ops = 0;       // evaluations the balls decided entirely
   int64_t fallback_ops = 0;        // evaluations recomputed in MPFR
+  int64_t partial_ops = 0;         // certified but for the rows of undecided elements (MPFR)
   int64_t elements = 0;            // output elements of all certified-path evaluations
   int64_t undecided_elements = 0;  // of those, elements whose interval did not decide
   int64_t undecided_branches = 0;  // evaluations with an undecided comparison
 };
 ExactStats exact_stats();
-// One line for the commands' summaries: how many evaluations the balls decided, how many fell
-// back to MPFR and why (undecided elements, undecided branches).
+// One line for the commands' summaries: how many evaluations the balls decided, how many had
+// only their undecided elements' rows recomputed in MPFR, how many fell back to MPFR entirely and
+// why (undecided elements, undecided branches).
 std::string exact_report();
 
 // For the test that proves the adversarial inputs can see a bound that is too tight

@@ -134,6 +134,17 @@ class Op {
     (void)in;
     return std::nullopt;
   }
+  // The certified path's fallback at real shapes (certified.h): replaces in `out`, the
+  // enclosure's midpoints, the listed elements (per output, flat indices) by the exact run's
+  // values, recomputing in MPFR only what they depend on (their rows) and bit-identical to
+  // exact(). false: the op has no such path, and the whole op runs in MPFR.
+  virtual bool exact_elements(const InputSet& in, const std::vector<std::vector<int64_t>>& which,
+                              Outputs<ref::mp>& out) const {
+    (void)in;
+    (void)which;
+    (void)out;
+    return false;
+  }
   // What an exact run adds beyond the values (OutputValues::condition, error_scale computed
   // from the inputs), applied by exact() and by the certified path alike.
   virtual void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {

@@ -96,6 +96,31 @@ std::optional<Outputs<ref::Ball>> AttentionOp::enclosure(const InputSet& in) con
   return out;
 }
 
+bool AttentionOp::exact_elements(const InputSet& in, const std::vector<std::vector<int64_t>>& which,
+                                 Outputs<ref::mp>& out) const {
+  // F16's decode step runs through the KV cache (compute()), whose arithmetic attention_rows
+  // does not reproduce bit for bit, and it is one row anyway; packed sequences number their
+  // rows per sequence: both rerun whole.
+  if (p_.decode || !p_.cu_seqlens.empty()) return false;
+  const int64_t dv = p_.head_dim;
+  // Element (i, head, c) sits at (i·h + head)·d_v + c: its task is the index over d_v.
+  std::vector<int64_t> tasks;
+  for (int64_t e : which.at(0)) {
+    if (tasks.empty() || tasks.back() != e / dv) tasks.push_back(e / dv);
+  }
+  const int64_t hd = p_.heads * p_.head_dim, gd = p_.kv_heads * p_.head_dim;
+  const ref::Mat<ref::mp> q(p_.queries(), hd, in.values<ref::mp>("q"));
+  const ref::Mat<ref::mp> k(p_.tokens, gd, in.values<ref::mp>("k"));
+  const ref::Mat<ref::mp> v(p_.tokens, gd, in.values<ref::mp>("v"));
+  const std::vector<ref::mp> rows = ref::attention_rows<ref::mp>(q, k, v, cfg_, tasks);
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    std::copy(rows.begin() + static_cast<std::ptrdiff_t>(t) * dv,
+              rows.begin() + static_cast<std::ptrdiff_t>(t + 1) * dv,
+              out[0].values.begin() + tasks[t] * dv);
+  }
+  return true;
+}
+
 std::vector<RoundingPoint> attention_rounding_points() {
   return {{"scores", {}, "f32", "the scaled (soft-capped) logits s = q·k·scale"},
           {"probs", {}, "f32",

@@ -88,6 +88,9 @@ class AttentionOp : public GenericOp<AttentionOp> {
   // The blocked certified evaluation (reference/attention_enclosure.h) where it applies,
   // attention<Ball> elsewhere (soft cap, f64 inputs).
   std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
+  // The undecided elements' rows (query row, head) in MPFR (prefill without packed sequences).
+  bool exact_elements(const InputSet& in, const std::vector<std::vector<int64_t>>& which,
+                      Outputs<ref::mp>& out) const override;
   std::vector<RoundingPoint> rounding_points() const override {
     return attention_rounding_points();
   }
