@@ -114,7 +114,7 @@ uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
 // Encoding step by step: |x| = sig·2^(e−52) with sig of 53 bits; the exponent clamped to emin
 // for subnormals; k = the bits below the format's quantum 2^(exp − frac_bits), dropped with
 // round-to-nearest-even.
-inline uint64_t encode_double(Format f, double x, Overflow overflow) {
+[[gnu::noinline]] inline uint64_t encode_double_slow(Format f, double x, Overflow overflow) {
   const FormatSpec& s = spec(f);
   const auto raw = std::bit_cast<uint64_t>(x);
   const bool neg = (raw >> 63) != 0;
@@ -155,7 +155,7 @@ inline uint64_t encode_double(Format f, double x, Overflow overflow) {
 }
 
 // decode<T>'s cases, with the double built from its fields instead of ldexp.
-inline double decode_double(Format f, uint64_t bits) {
+[[gnu::noinline]] inline double decode_double_slow(Format f, uint64_t bits) {
   const FormatSpec& s = spec(f);
   if (f == Format::f64) {
     if (bits_is_nan(f, bits)) {  // decode's NaN: the quiet NaN, with the pattern's sign
@@ -184,6 +184,29 @@ inline double decode_double(Format f, uint64_t bits) {
                               (frac << (52 - s.frac_bits)));
   }
   return neg ? -v : v;
+}
+
+// The two above (kept out of line) behind a fast path small enough to inline into every
+// simulated operation.
+[[gnu::always_inline]] inline uint64_t encode_double(Format f, double x, Overflow overflow) {
+  // f32, the naive kernels' compute format (most of `check`'s time at real shapes): the
+  // hardware's conversion is the same rounding to nearest-even where its result is a normal
+  // number or an infinity. Zero and subnormal results (which an FP environment's flush-to-zero
+  // would alter), NaN and |x| ≥ 2^128 take encode_double_slow.
+  if (f == Format::f32 && overflow == Overflow::kIeee && std::fabs(x) < 0x1p128) {
+    const auto b = std::bit_cast<uint32_t>(static_cast<float>(x));
+    if ((b & 0x7F800000u) != 0) return b;
+  }
+  return encode_double_slow(f, x, overflow);
+}
+[[gnu::always_inline]] inline double decode_double(Format f, uint64_t bits) {
+  if (f == Format::f32) {  // a normal f32 or ±inf: the hardware's exact widening
+    const uint32_t e = static_cast<uint32_t>(bits) & 0x7F800000u;
+    if (e != 0 && (e != 0x7F800000u || (bits & 0x7FFFFFu) == 0)) {
+      return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    }
+  }
+  return decode_double_slow(f, bits);
 }
 
 // The generic algorithm (the file's head) on any binary type.
@@ -230,20 +253,25 @@ uint64_t encode_generic(Format f, const T& x, Overflow overflow) {
 // Round x (any binary type with frexp/ldexp/floor/isnan/isinf/signbit found by ADL or in std)
 // to nearest-even in format f, and return the container bit pattern.
 template <class T>
-uint64_t encode(Format f, const T& x, Overflow overflow = Overflow::kIeee) {
-  if constexpr (std::is_same_v<T, double>) return detail::encode_double(f, x, overflow);
-  if constexpr (requires(const T& t) { t.backend().data()[0]._mpfr_d; }) {  // mp
-    bool done = false;
-    const uint64_t bits = detail::encode_mpfr(f, x.backend().data(), overflow, done);
-    if (done) return bits;
+[[gnu::always_inline]] inline uint64_t encode(Format f, const T& x,
+                                              Overflow overflow = Overflow::kIeee) {
+  // The double path alone, so that Sim<F>'s operations inline it.
+  if constexpr (std::is_same_v<T, double>) {
+    return detail::encode_double(f, x, overflow);
+  } else {
+    if constexpr (requires(const T& t) { t.backend().data()[0]._mpfr_d; }) {  // mp
+      bool done = false;
+      const uint64_t bits = detail::encode_mpfr(f, x.backend().data(), overflow, done);
+      if (done) return bits;
+    }
+    return detail::encode_generic(f, x, overflow);
   }
-  return detail::encode_generic(f, x, overflow);
 }
 
-// Exact value of a bit pattern as T (every format here fits exactly in double and wider).
+namespace detail {
+// decode()'s algorithm on any binary type with ldexp.
 template <class T>
-T decode(Format f, uint64_t bits) {
-  if constexpr (std::is_same_v<T, double>) return detail::decode_double(f, bits);
+T decode_generic(Format f, uint64_t bits) {
   using std::ldexp;
   const FormatSpec& s = spec(f);
   uint64_t p = (bits >> s.shift) & s.pattern_mask();
@@ -261,6 +289,18 @@ T decode(Format f, uint64_t bits) {
     v = ldexp(T(frac | (uint64_t{1} << s.frac_bits)), bexp - s.bias - s.frac_bits);
   }
   return neg ? T(-v) : v;
+}
+}  // namespace detail
+
+// Exact value of a bit pattern as T (every format here fits exactly in double and wider).
+template <class T>
+[[gnu::always_inline]] inline T decode(Format f, uint64_t bits) {
+  // The double path alone, so that Sim<F>::value() inlines it.
+  if constexpr (std::is_same_v<T, double>) {
+    return detail::decode_double(f, bits);
+  } else {
+    return detail::decode_generic<T>(f, bits);
+  }
 }
 
 }  // namespace lmo::ref
