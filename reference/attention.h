@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -249,14 +250,36 @@ void attention_row_logits(const Mat<T>& q, const Mat<T>& k, const AttentionConfi
       q.row(i).subspan(static_cast<size_t>(head * d), static_cast<size_t>(d));
   logits.assign(static_cast<size_t>(k.rows), T(0));
   visible.assign(static_cast<size_t>(k.rows), 0);
+  const auto finish = [&](int64_t j, const T& raw) {
+    T s = soft_cap_logit(raw, cap);
+    if (add_bias && !cfg.logit_bias.empty()) s = s + attention_logit_bias<T>(cfg, i, j, head);
+    logits[static_cast<size_t>(j)] = s;
+  };
+  // Four visible keys at a time: each dot product is dot()'s left-to-right sequence, the four
+  // interleaved so that a simulated format's latency-bound sums overlap (the naive kernel of
+  // `check` at real shapes); the values are those of attention_raw_logit, key by key.
+  const bool contract = fma_contraction();
+  std::array<int64_t, 4> batch{};
+  size_t n = 0;
   for (int64_t j = 0; j < k.rows; ++j) {
     if (!attention_key_visible(cfg, q.rows, k.rows, i, j)) continue;
     visible[static_cast<size_t>(j)] = 1;
+    batch[n++] = j;
+    if (n < batch.size()) continue;
+    n = 0;
+    std::array<const T*, 4> kp{};
+    for (size_t m = 0; m < 4; ++m) kp[m] = k.row(batch[m]).data() + kv * d;
+    std::array<Acc, 4> acc{Acc(0), Acc(0), Acc(0), Acc(0)};
+    for (int64_t c = 0; c < d; ++c) {
+      for (size_t m = 0; m < 4; ++m)
+        acc[m] = mul_add(qi[static_cast<size_t>(c)], kp[m][c], acc[m], contract);
+    }
+    for (size_t m = 0; m < 4; ++m) finish(batch[m], T(convert<T>(acc[m]) * scale));
+  }
+  for (size_t m = 0; m < n; ++m) {
     const std::span<const T> kj =
-        k.row(j).subspan(static_cast<size_t>(kv * d), static_cast<size_t>(d));
-    T s = soft_cap_logit(attention_raw_logit<T, Acc>(qi, kj, scale), cap);
-    if (add_bias && !cfg.logit_bias.empty()) s = s + attention_logit_bias<T>(cfg, i, j, head);
-    logits[static_cast<size_t>(j)] = s;
+        k.row(batch[m]).subspan(static_cast<size_t>(kv * d), static_cast<size_t>(d));
+    finish(batch[m], attention_raw_logit<T, Acc>(qi, kj, scale));
   }
 }
 
@@ -318,16 +341,34 @@ void attention_row_output(const Mat<T>& v, const AttentionConfig& cfg,
     if (!rounding.late_normalize) p[j] = p[j] / parts.z;
     if (rounding.probs) p[j] = rounding.probs(p[j]);
   }
-  for (int64_t c = 0; c < dv; ++c) {
+  const auto store = [&](int64_t c, const Acc& acc) {
+    T out = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
+    if (parts.any && rounding.late_normalize) out = out / parts.z;
+    o[static_cast<size_t>(c)] = out;
+  };
+  // Four components at a time, each summed over the keys left to right as below: interleaved
+  // so that a simulated format's latency-bound sums overlap.
+  int64_t c0 = 0;
+  for (; c0 + 4 <= dv; c0 += 4) {
+    std::array<Acc, 4> acc{Acc(0), Acc(0), Acc(0), Acc(0)};
+    for (int64_t j = 0; j < v.rows; ++j) {
+      if (!vis[static_cast<size_t>(j)]) continue;
+      const T* vj = v.row(j).data() + kv * dv + c0;
+      for (size_t m = 0; m < 4; ++m) {
+        acc[m] = mul_add(p[static_cast<size_t>(j)], vj[m], acc[m], contract);
+        if (rounding.acc) acc[m] = convert<Acc>(rounding.acc(convert<T>(acc[m])));
+      }
+    }
+    for (size_t m = 0; m < 4; ++m) store(c0 + static_cast<int64_t>(m), acc[m]);
+  }
+  for (int64_t c = c0; c < dv; ++c) {
     Acc acc(0);
     for (int64_t j = 0; j < v.rows; ++j) {
       if (!vis[static_cast<size_t>(j)]) continue;
       acc = mul_add(p[static_cast<size_t>(j)], v(j, kv * dv + c), acc, contract);
       if (rounding.acc) acc = convert<Acc>(rounding.acc(convert<T>(acc)));
     }
-    T out = parts.any ? convert<T>(acc) : std::numeric_limits<T>::quiet_NaN();
-    if (parts.any && rounding.late_normalize) out = out / parts.z;
-    o[static_cast<size_t>(c)] = out;
+    store(c, acc);
   }
 }
 

@@ -38,7 +38,7 @@ struct Mat {
 // s + a·b as a kernel's multiply-add: the product rounded to T, then the sum to Acc; with
 // `contract` (fma_contraction(), contraction.h) a·b + s formed exactly and rounded once to Acc.
 template <class T, class Acc>
-Acc mul_add(const T& a, const T& b, const Acc& s, bool contract) {
+[[gnu::always_inline]] inline Acc mul_add(const T& a, const T& b, const Acc& s, bool contract) {
   using std::fma;
   if constexpr (requires(const Acc& x) { fma(x, x, x); }) {
     if (contract) return fma(convert<Acc>(a), convert<Acc>(b), s);
