@@ -254,7 +254,7 @@ class Evaluator {
     int64_t skipped = 0;  // keys with ê_j below kTiny
     Ball z;
   };
-  bool logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& rows, std::vector<double>& sh,
+  void logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& rows, std::vector<double>& sh,
               std::vector<double>& sl, std::vector<double>& sd) const;
   bool exponentials(Row& r, double* sh, double* sl, const double* sd) const;
 
@@ -269,7 +269,7 @@ class Evaluator {
   std::vector<double> vmax_;
 };
 
-bool Evaluator::logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& rows,
+void Evaluator::logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& rows,
                        std::vector<double>& sh, std::vector<double>& sl,
                        std::vector<double>& sd) const {
   const int64_t chunks = (s_.d + kDotChunk - 1) / kDotChunk;
@@ -300,7 +300,6 @@ bool Evaluator::logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& r
       }
     }
   }
-  return true;
 }
 
 bool Evaluator::exponentials(Row& r, double* sh, double* sl, const double* sd) const {
@@ -356,7 +355,7 @@ bool Evaluator::tile(int64_t t, std::vector<Ball>& out) const {
   const int64_t span = jhi - jlo + 1;
   const size_t cells = rows.size() * static_cast<size_t>(span);
   std::vector<double> sh(cells), sl(cells), sd(cells);
-  if (!logits(g, jlo, span, rows, sh, sl, sd)) return false;
+  logits(g, jlo, span, rows, sh, sl, sd);
 
   // The exponentials and z per row; the split of ê.hi for the portable 2Prod.
   std::vector<double> a1(avx2_ ? 0 : cells), a2(avx2_ ? 0 : cells);

@@ -9,6 +9,15 @@
 
 namespace lmo::oracle {
 
+namespace {
+// Rows [b, e) of m: one packed sequence's q, k or v (cu_seqlens).
+template <class T>
+ref::Mat<T> sequence_rows(const ref::Mat<T>& m, int64_t b, int64_t e) {
+  return ref::Mat<T>(e - b, m.cols,
+                     std::vector<T>(m.data.begin() + b * m.cols, m.data.begin() + e * m.cols));
+}
+}  // namespace
+
 ref::AttentionConfig attention_config(const AttentionParams& p) {
   ref::AttentionConfig c;
   c.heads = p.heads;
@@ -73,11 +82,7 @@ std::optional<Outputs<ref::Ball>> AttentionOp::enclosure(const InputSet& in) con
   if (p_.cu_seqlens.empty()) {
     o = ref::attention_enclosure(q, k, v, cfg_);
   } else {
-    const auto rows = [](const ref::Mat<double>& m, int64_t b, int64_t e) {
-      return ref::Mat<double>(
-          e - b, m.cols,
-          std::vector<double>(m.data.begin() + b * m.cols, m.data.begin() + e * m.cols));
-    };
+    const auto rows = sequence_rows<double>;
     o.emplace();
     for (size_t s = 0; o && s + 1 < p_.cu_seqlens.size(); ++s) {
       const int64_t b = p_.cu_seqlens[s], e = p_.cu_seqlens[s + 1];
@@ -155,10 +160,7 @@ std::vector<T> AttentionOp::varlen_attention(const ref::Mat<T>& q, const ref::Ma
                                              const ref::Mat<T>& v,
                                              const ref::AttentionRounding<T>& r) const {
   // The reference's attention on each packed sequence's rows, side by side.
-  const auto rows = [](const ref::Mat<T>& m, int64_t b, int64_t e) {
-    return ref::Mat<T>(e - b, m.cols,
-                       std::vector<T>(m.data.begin() + b * m.cols, m.data.begin() + e * m.cols));
-  };
+  const auto rows = sequence_rows<T>;
   std::vector<T> out;
   out.reserve(q.data.size());
   for (size_t s = 0; s + 1 < p_.cu_seqlens.size(); ++s) {
