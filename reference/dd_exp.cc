@@ -30,6 +30,7 @@
 #include <array>
 #include <cmath>
 
+#include "reference/fma_clones.h"
 #include "reference/number_types.h"
 #include "reference/split_constant.h"
 
@@ -72,11 +73,11 @@ constexpr DD kInv24{0x1.5555555555555p-5, 0x1.5555555555555p-59};
 constexpr double kInv120 = 1.0 / 120, kInv720 = 1.0 / 720, kInv5040 = 1.0 / 5040,
                  kInv40320 = 1.0 / 40320;
 
-DD horner_step(DD c, DD r, DD h) { return add(c, mul(r, h)); }
+[[gnu::always_inline]] inline DD horner_step(DD c, DD r, DD h) { return add(c, mul(r, h)); }
 
 }  // namespace
 
-DD exp(DD x) {
+LMO_FMA_CLONES DD exp(DD x) {
   if (x.hi < kExpMin) return {0, 0};
   const Constants& c = constants();
   const double kd = std::nearbyint(x.hi * c.inv_l);

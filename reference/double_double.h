@@ -35,7 +35,7 @@ inline constexpr double kDivErr = 0x1p-101;
 inline constexpr double kSqrtErr = 0x1p-103;
 
 // s + e = a + b exactly (Knuth's 2Sum; no precondition).
-inline DD two_sum(double a, double b) {
+[[gnu::always_inline]] inline DD two_sum(double a, double b) {
   const double s = a + b;
   const double bb = s - a;
   const double e = (a - (s - bb)) + (b - bb);
@@ -43,21 +43,21 @@ inline DD two_sum(double a, double b) {
 }
 
 // s + e = a + b exactly when |a| ≥ |b| or a = 0 (Dekker's Fast2Sum).
-inline DD fast_two_sum(double a, double b) {
+[[gnu::always_inline]] inline DD fast_two_sum(double a, double b) {
   const double s = a + b;
   const double e = b - (s - a);
   return {s, e};
 }
 
 // p + e = a·b exactly, unless the product is near underflow (|e| below 2^-1022·2^-52).
-inline DD two_prod(double a, double b) {
+[[gnu::always_inline]] inline DD two_prod(double a, double b) {
   const double p = a * b;
   const double e = std::fma(a, b, -p);
   return {p, e};
 }
 
 // Algorithm 6 (AccurateDWPlusDW).
-inline DD add(DD x, DD y) {
+[[gnu::always_inline]] inline DD add(DD x, DD y) {
   const DD s = two_sum(x.hi, y.hi);
   const DD t = two_sum(x.lo, y.lo);
   const double c = s.lo + t.hi;
@@ -67,7 +67,7 @@ inline DD add(DD x, DD y) {
 }
 
 // Algorithm 12 (DWTimesDW3).
-inline DD mul(DD x, DD y) {
+[[gnu::always_inline]] inline DD mul(DD x, DD y) {
   const DD c = two_prod(x.hi, y.hi);
   const double tl0 = x.lo * y.lo;
   const double tl1 = std::fma(x.hi, y.lo, tl0);
@@ -77,7 +77,7 @@ inline DD mul(DD x, DD y) {
 }
 
 // Algorithm 9 (DWTimesFP1), the product of a double-word and a double; used by div.
-inline DD mul_fp(DD x, double y) {
+[[gnu::always_inline]] inline DD mul_fp(DD x, double y) {
   const DD c = two_prod(x.hi, y);
   const double cl2 = x.lo * y;
   const DD t = fast_two_sum(c.hi, cl2);
@@ -86,7 +86,7 @@ inline DD mul_fp(DD x, double y) {
 }
 
 // Algorithm 17 (DWDivDW2).
-inline DD div(DD x, DD y) {
+[[gnu::always_inline]] inline DD div(DD x, DD y) {
   const double th = x.hi / y.hi;
   const DD r = mul_fp(y, th);
   const DD pi = two_sum(x.hi, -r.hi);
@@ -98,13 +98,13 @@ inline DD div(DD x, DD y) {
 }
 
 // One Newton correction of the double square root (bound above). x.hi > 0.
-inline DD sqrt(DD x) {
+[[gnu::always_inline]] inline DD sqrt(DD x) {
   const double sh = std::sqrt(x.hi);
   const DD p = two_prod(sh, sh);
   const double r = ((x.hi - p.hi) - p.lo + x.lo) / (2 * sh);
   return fast_two_sum(sh, r);
 }
 
-inline DD neg(DD x) { return {-x.hi, -x.lo}; }
+[[gnu::always_inline]] inline DD neg(DD x) { return {-x.hi, -x.lo}; }
 
 }  // namespace lmo::ref::dd

@@ -5,6 +5,7 @@
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
 #include "reference/attention_online.h"
+#include "reference/cross_entropy_enclosure.h"
 #include "reference/parallel.h"
 #include "reference/softmax.h"
 
@@ -97,6 +98,21 @@ Outputs<T> SoftmaxOp::rows(const InputSet& in, const ref::SoftmaxRounding<T>& ro
     }
   }
   return out;
+}
+
+std::optional<Outputs<ref::Ball>> SoftmaxOp::enclosure(const InputSet& in) const {
+  if (p_.kind == SoftmaxKind::kCrossEntropy && p_.cap == 0) {
+    std::optional<ref::LossEnclosure> e = ref::cross_entropy_enclosure(
+        in.values<double>("z"), in.ints("target"), p_.rows, p_.n, p_.lambda);
+    if (e) {
+      Outputs<ref::Ball> out(3);
+      out[0].values = std::move(e->loss);
+      out[1].values = std::move(e->logz);
+      out[2].values = std::move(e->grad);
+      return out;
+    }
+  }
+  return GenericOp<SoftmaxOp>::enclosure(in);
 }
 
 namespace {

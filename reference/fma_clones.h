@@ -1,0 +1,12 @@
+// Functions of the certified path whose double-double arithmetic is mostly std::fma (2Prod):
+// compiled twice by GCC, for x86-64 with FMA (Haswell and later: one instruction each) and for
+// the baseline (a libm call each), the loader choosing by the CPU. The results are the same bits
+// either way: an FMA is one correctly rounded operation on both, and the files using this are
+// compiled with -ffp-contract=off, so no other a·b + c becomes one.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LMO_FMA_CLONES [[gnu::target_clones("arch=haswell", "default")]]
+#else
+#define LMO_FMA_CLONES
+#endif
