@@ -22,6 +22,15 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// std::nextafter toward ±inf, inline (every golden element takes four of them).
+inline double next_up(double x) {
+  if (!std::isfinite(x)) return x == -kInf ? std::numeric_limits<double>::lowest() : x;
+  if (x == 0) return std::numeric_limits<double>::denorm_min();
+  const auto b = std::bit_cast<uint64_t>(x);
+  return std::bit_cast<double>(x > 0 ? b + 1 : b - 1);
+}
+inline double next_down(double x) { return -next_up(-x); }
+
 // MPFR's reference carries 167-bit roundings where the ball carries double-double ones (≥ 2^-106
 // relative): 2^-40 of the radius covers them with room, and 2^-1070 the absolute underflow.
 double widened(double rad) { return rad * (1 + 0x1p-40) + 0x1p-1070; }
@@ -35,8 +44,8 @@ int significant_bits(double x) {
 }
 
 bool narrower_format_decides(Format f, double hi, double d1, double d2) {
-  const uint64_t below = encode(f, std::nextafter(hi, -kInf));
-  const uint64_t above = encode(f, std::nextafter(hi, kInf));
+  const uint64_t below = encode(f, next_down(hi));
+  const uint64_t above = encode(f, next_up(hi));
   if (below == above) return true;  // no boundary of f at hi: constant on the interval
   return d1 > 0 || d2 < 0;          // a boundary at hi: the interval must avoid it
 }
@@ -55,9 +64,9 @@ bool decides_rounding(const Ball& b, std::span<const Format> formats) {
   if (hi == 0 || std::fabs(hi) == std::numeric_limits<double>::max()) return false;
   const double r = widened(b.rad());
   // d1, d2 rounded outward (one ulp each way covers the two roundings).
-  const double d1 = std::nextafter(b.lo() - r, -kInf), d2 = std::nextafter(b.lo() + r, kInf);
-  const double h_up = std::fabs(std::nextafter(hi, kInf) - hi) / 2;
-  const double h_down = std::fabs(hi - std::nextafter(hi, -kInf)) / 2;
+  const double d1 = next_down(b.lo() - r), d2 = next_up(b.lo() + r);
+  const double h_up = std::fabs(next_up(hi) - hi) / 2;
+  const double h_down = std::fabs(hi - next_down(hi)) / 2;
   if (!(d1 > -h_down && d2 < h_up)) return false;
   // A boundary of a format of precision p (a midpoint between two of its values, or its
   // overflow threshold) has at most p + 1 significant bits; f32's p is the largest (24).
@@ -73,8 +82,8 @@ uint64_t decided_bits(const Ball& b, Format f) {
   if (!b.exact() && std::isfinite(hi)) {
     // A deciding inexact ball lies strictly inside hi's f64 rounding interval.
     if (f == Format::f64) return encode(f, hi);
-    const uint64_t below = encode(f, std::nextafter(hi, -kInf));
-    if (below == encode(f, std::nextafter(hi, kInf))) return below;
+    const uint64_t below = encode(f, next_down(hi));
+    if (below == encode(f, next_up(hi))) return below;
   }
   return encode(f, to_mp(b));
 }

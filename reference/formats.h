@@ -197,6 +197,23 @@ uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
     const auto b = std::bit_cast<uint32_t>(static_cast<float>(x));
     if ((b & 0x7F800000u) != 0) return b;
   }
+  // bf16 and f16 (golden files and inputs at real shapes): x at least f's smallest normal, its
+  // rounding a normal finite value of f. Then f's quantum is 2^(e − frac_bits) for x's own
+  // exponent e, and round-to-nearest-even on the double's bits (adding half a quantum less one,
+  // plus the kept last bit) carries into the exponent field as the value does.
+  if ((f == Format::bf16 || f == Format::f16) && overflow == Overflow::kIeee) {
+    const FormatSpec& s = spec(f);
+    const auto raw = std::bit_cast<uint64_t>(x);
+    const uint64_t mag = raw & ~(uint64_t{1} << 63);
+    const int k = 52 - s.frac_bits;
+    const int64_t field_before = static_cast<int64_t>(mag >> 52) - 1023 + s.bias;
+    const uint64_t t = (mag + (uint64_t{1} << (k - 1)) - 1 + ((mag >> k) & 1)) >> k;
+    const int64_t field = static_cast<int64_t>(t >> s.frac_bits) - 1023 + s.bias;
+    if (field_before >= 1 && field <= (int64_t{1} << s.exp_bits) - 2) {
+      return assemble(s, (raw >> 63) != 0, static_cast<int>(field),
+                      t & ((uint64_t{1} << s.frac_bits) - 1));
+    }
+  }
   return encode_double_slow(f, x, overflow);
 }
 [[gnu::always_inline]] inline double decode_double(Format f, uint64_t bits) {
@@ -204,6 +221,16 @@ uint64_t encode_mpfr(Format f, const void* mpfr, Overflow overflow, bool& done);
     const uint32_t e = static_cast<uint32_t>(bits) & 0x7F800000u;
     if (e != 0 && (e != 0x7F800000u || (bits & 0x7FFFFFu) == 0)) {
       return static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    }
+  }
+  if (f == Format::bf16 || f == Format::f16) {  // a normal value: its fields moved into a double's
+    const FormatSpec& s = spec(f);
+    const uint64_t field = (bits >> s.frac_bits) & ((uint64_t{1} << s.exp_bits) - 1);
+    if (field != 0 && field != (uint64_t{1} << s.exp_bits) - 1) {
+      const uint64_t sign = (bits >> (s.exp_bits + s.frac_bits)) & 1;
+      return std::bit_cast<double>(
+          (sign << 63) | ((field - static_cast<uint64_t>(s.bias) + 1023) << 52) |
+          ((bits & ((uint64_t{1} << s.frac_bits) - 1)) << (52 - s.frac_bits)));
     }
   }
   return decode_double_slow(f, bits);
