@@ -1,10 +1,12 @@
 #include "oracle/core/certified.h"
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <vector>
 
 #include "reference/ball_rounding.h"
+#include "reference/parallel.h"
 
 namespace lmo::oracle {
 namespace {
@@ -61,36 +63,58 @@ std::string exact_report() {
          " evaluations with an undecided branch)";
 }
 
-Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
-                               std::span<const ref::Format> rounded_to) {
-  if (exact_path() == ExactPath::kMpfr) return op.exact(in);
-  // Read before and after: the counter is never reset, so an undecided comparison of this
-  // evaluation (on any of its worker threads) cannot go unseen.
-  const uint64_t before = ref::ball_undecided();
-  std::optional<Outputs<ref::Ball>> balls = op.enclosure(in);
-  if (!balls) return op.exact(in);
-  if (ref::ball_undecided() != before) {
-    // A branch may differ from MPFR's: no element of this run can be trusted.
-    add(g_counters.undecided_branches, 1);
-    add(g_counters.fallback_ops, 1);
-    return op.exact(in);
-  }
-  int64_t n = 0, undecided = 0;
+namespace {
+
+// The flat indices of the elements whose interval does not decide its rounding, per output, in
+// blocks over the reference's threads (at real shapes there are 5·10^8 of them).
+std::vector<std::vector<int64_t>> undecided_elements(const Op& op, const Outputs<ref::Ball>& balls,
+                                                     std::span<const ref::Format> rounded_to,
+                                                     int64_t& n, int64_t& undecided) {
+  constexpr int64_t kBlock = 1 << 16;
   const double scale = g_radius_scale.load();
   const std::vector<OutputDecl> decls = op.outputs();
-  std::vector<std::vector<int64_t>> which(balls->size());
-  for (size_t k = 0; k < balls->size(); ++k) {
-    const OutputValues<ref::Ball>& o = (*balls)[k];
+  std::vector<std::vector<int64_t>> which(balls.size());
+  n = undecided = 0;
+  for (size_t k = 0; k < balls.size(); ++k) {
+    const std::vector<ref::Ball>& v = balls[k].values;
     // An output stored in a format of its own is rounded to that one only (and f64).
     const std::optional<ref::Format> own = k < decls.size() ? decls[k].format : std::nullopt;
     const std::span<const ref::Format> formats =
         own ? std::span<const ref::Format>(&*own, 1) : rounded_to;
-    n += static_cast<int64_t>(o.values.size());
-    for (size_t i = 0; i < o.values.size(); ++i) {
-      if (!decides(o.values[i], scale, formats)) which[k].push_back(static_cast<int64_t>(i));
-    }
+    const auto size = static_cast<int64_t>(v.size());
+    std::vector<std::vector<int64_t>> parts(static_cast<size_t>((size + kBlock - 1) / kBlock));
+    ref::parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t b) {
+      for (int64_t i = b * kBlock; i < std::min(size, (b + 1) * kBlock); ++i) {
+        if (!decides(v[static_cast<size_t>(i)], scale, formats))
+          parts[static_cast<size_t>(b)].push_back(i);
+      }
+    });
+    for (const std::vector<int64_t>& p : parts) which[k].insert(which[k].end(), p.begin(), p.end());
+    n += size;
     undecided += static_cast<int64_t>(which[k].size());
   }
+  return which;
+}
+
+}  // namespace
+
+ExactValues exact_values(const Op& op, const InputSet& in,
+                         std::span<const ref::Format> rounded_to) {
+  if (exact_path() == ExactPath::kMpfr) return {std::nullopt, op.exact(in)};
+  // Read before and after: the counter is never reset, so an undecided comparison of this
+  // evaluation (on any of its worker threads) cannot go unseen.
+  const uint64_t before = ref::ball_undecided();
+  std::optional<Outputs<ref::Ball>> balls = op.enclosure(in);
+  if (!balls) return {std::nullopt, op.exact(in)};
+  if (ref::ball_undecided() != before) {
+    // A branch may differ from MPFR's: no element of this run can be trusted.
+    add(g_counters.undecided_branches, 1);
+    add(g_counters.fallback_ops, 1);
+    return {std::nullopt, op.exact(in)};
+  }
+  int64_t n = 0, undecided = 0;
+  const std::vector<std::vector<int64_t>> which =
+      undecided_elements(op, *balls, rounded_to, n, undecided);
   add(g_counters.elements, n);
   add(g_counters.undecided_elements, undecided);
   if (undecided > 0) {
@@ -100,13 +124,20 @@ Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
     if (op.exact_elements(in, which, out)) {
       add(g_counters.partial_ops, 1);
       op.annotate_exact(in, out);
-      return out;
+      return {std::nullopt, std::move(out)};
     }
     add(g_counters.fallback_ops, 1);
-    return op.exact(in);
+    return {std::nullopt, op.exact(in)};
   }
   add(g_counters.certified_ops, 1);
-  Outputs<ref::mp> out = midpoints(*balls);
+  return {std::move(balls), {}};
+}
+
+Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
+                               std::span<const ref::Format> rounded_to) {
+  ExactValues v = exact_values(op, in, rounded_to);
+  if (!v.balls) return std::move(v.mp);
+  Outputs<ref::mp> out = midpoints(*v.balls);
   op.annotate_exact(in, out);
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -46,5 +47,15 @@ void scale_radii_for_testing(double factor);
 // rounds the values to (f64 always): the certified path must decide those roundings only.
 Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
                                std::span<const ref::Format> rounded_to = ref::kAllFormats);
+
+// The same evaluation for writers (golden): the balls themselves where every element decides its
+// rounding in `rounded_to` (and f64), their bits then ref::decided_bits without an mp value, and
+// without annotate_exact's data; otherwise exact_outputs' mp values. Counted once either way.
+struct ExactValues {
+  std::optional<Outputs<ref::Ball>> balls;
+  Outputs<ref::mp> mp;  // where balls is empty
+};
+ExactValues exact_values(const Op& op, const InputSet& in,
+                         std::span<const ref::Format> rounded_to = ref::kAllFormats);
 
 }  // namespace lmo::oracle

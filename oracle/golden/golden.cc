@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <map>
 #include <set>
 
 #include "oracle/core/atomic_file.h"
 #include "oracle/core/case_inputs.h"
-#include "oracle/golden/golden_content.h"
 #include "oracle/core/sha256.h"
 #include "oracle/core/version.h"
+#include "oracle/golden/golden_content.h"
 
 namespace lmo::oracle {
 namespace {
@@ -193,8 +194,12 @@ std::vector<GoldenEntry> write_golden(
         // The writer is deterministic: these bytes are the file, and their hash is its hash.
         const std::vector<uint8_t> bytes =
             write_safetensors_bytes(golden_content(c), path.string());
+        // Hashed while written (gigabytes at real shapes); the future's destructor waits for
+        // the hash if the write throws.
+        std::future<std::string> hash =
+            std::async(std::launch::async, [&bytes] { return sha256_hex(bytes); });
         write_file_atomically(path, bytes);
-        e.sha256 = sha256_hex(bytes);
+        e.sha256 = hash.get();
         state[c.id] = e;
         if (std::chrono::steady_clock::now() - last_manifest > std::chrono::seconds(1)) {
           write_manifest(manifest, snapshot(), &shard);

@@ -1,11 +1,17 @@
 #include "oracle/golden/golden_content.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <stdexcept>
 
 #include "oracle/core/certified.h"
 #include "oracle/core/version.h"
 #include "oracle/judge/policy_table.h"
+#include "reference/ball_rounding.h"
+#include "reference/parallel.h"
 
 namespace lmo::oracle {
 
@@ -20,6 +26,10 @@ InputSet convert_inputs(const Op& op, const InputSet& in, ref::Format f, bool* e
   bool all_exact = true;
   for (const auto& [name, t] : in.all()) {
     if (!ref::is_float(t.dtype()) || std::find(fixed.begin(), fixed.end(), name) != fixed.end()) {
+      out.add(name, t);
+      continue;
+    }
+    if (t.dtype() == ref::format_dtype(f)) {  // already in f: the same values
       out.add(name, t);
       continue;
     }
@@ -106,36 +116,145 @@ std::string golden_output_name(const OutputDecl& d, ref::Format f) {
   return "out." + d.name + "." + (d.topk ? std::string("i64") : std::string(ref::format_name(f)));
 }
 
+namespace {
+
+std::atomic<int64_t> g_block_elements{int64_t{1} << 22};
+
+// Output k of e, rounded to f, into t's elements from `offset` on: the balls' bits where they
+// decide (ref::decided_bits), else the mp values', over the reference's threads.
+void put_rounded(ref::Tensor& t, int64_t offset, const OutputDecl& d, const ExactValues& e,
+                 size_t k, ref::Format f) {
+  if (d.topk) {
+    const std::vector<int64_t>& idx = e.balls ? (*e.balls)[k].indices : e.mp[k].indices;
+    for (size_t i = 0; i < idx.size(); ++i) {
+      t.set(offset + static_cast<int64_t>(i), static_cast<double>(idx[i]));
+    }
+    return;
+  }
+  const auto count =
+      static_cast<int64_t>(e.balls ? (*e.balls)[k].values.size() : e.mp[k].values.size());
+  constexpr int64_t kBlock = 1 << 16;
+  ref::parallel_for((count + kBlock - 1) / kBlock, [&](int64_t b) {
+    for (int64_t i = b * kBlock; i < std::min(count, (b + 1) * kBlock); ++i) {
+      const auto j = static_cast<size_t>(i);
+      t.set_bits(offset + i, e.balls ? ref::decided_bits((*e.balls)[k].values[j], f)
+                                     : ref::encode(f, e.mp[k].values[j]));
+    }
+  });
+}
+
+ref::Tensor rounded(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f) {
+  ref::Tensor t(d.topk ? ref::DType::i64 : ref::format_dtype(f), d.shape);
+  put_rounded(t, 0, d, e, k, f);
+  return t;
+}
+
+// Rows [begin, end) of every input (each has `rows` rows: Op::independent_rows).
+InputSet row_slice(const InputSet& in, int64_t rows, int64_t begin, int64_t end) {
+  InputSet out;
+  for (const auto& [name, t] : in.all()) {
+    if (t.shape().empty() || t.shape()[0] != rows) {
+      throw std::logic_error("golden: input " + name + " of an op with independent rows has not " +
+                             std::to_string(rows) + " rows");
+    }
+    std::vector<int64_t> shape = t.shape();
+    shape[0] = end - begin;
+    ref::Tensor s(t.dtype(), shape);
+    const size_t row_bytes = t.nbytes() / static_cast<size_t>(rows);
+    std::copy_n(
+        t.bytes().begin() + static_cast<std::ptrdiff_t>(row_bytes * static_cast<size_t>(begin)),
+        s.nbytes(), s.bytes().begin());
+    out.add(name, std::move(s));
+  }
+  return out;
+}
+
+// Rows per block where golden evaluates op in blocks of rows (separable, larger than a block, no
+// top-k selection: its indices are stored once), else 0.
+int64_t rows_per_block(const Op& op, const std::vector<OutputDecl>& decls) {
+  const int64_t rows = op.independent_rows();
+  if (rows < 2) return 0;
+  int64_t per_row = 0;
+  for (const OutputDecl& d : decls) {
+    if (d.topk || d.shape.empty() || d.shape[0] != rows) return 0;
+    per_row += ref::checked_numel(d.shape) / rows;
+  }
+  const int64_t block = g_block_elements.load();
+  if (per_row * rows <= block) return 0;
+  return std::max<int64_t>(1, block / std::max<int64_t>(per_row, 1));
+}
+
+}  // namespace
+
+void set_golden_block_elements_for_testing(int64_t n) { g_block_elements.store(n); }
+
 SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
                                        std::string_view input_format) {
   SafetensorsContent out;
   for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
   const std::vector<OutputDecl> decls = op.outputs();
-  const Outputs<ref::mp> exact_given = exact_outputs(op, in, c.formats);
-  for (ref::Format f : c.formats) {
-    // A kernel storing format f reads its inputs in f; where the conversion is exact (f at
-    // least as wide as every input) those are the given inputs and their exact run is reused.
-    // A case with its own input_format: every output format on those very inputs.
-    bool same_inputs = true;
-    const InputSet converted =
-        c.input_format ? InputSet{} : convert_inputs(op, in, f, &same_inputs);
-    const Outputs<ref::mp> other =
-        same_inputs ? Outputs<ref::mp>{} : exact_outputs(op, converted, c.formats);
-    const Outputs<ref::mp>& exact = same_inputs ? exact_given : other;
+  // A kernel storing format f reads its inputs in f; where the conversion is exact (f at least
+  // as wide as every input) those are the given inputs and their exact run is reused. A case
+  // with its own input_format: every output format on those very inputs.
+  std::vector<std::optional<InputSet>> converted(c.formats.size());
+  bool all_same = true;
+  for (size_t i = 0; i < c.formats.size(); ++i) {
+    if (c.input_format) continue;
+    bool same = true;
+    InputSet conv = convert_inputs(op, in, c.formats[i], &same);
+    if (!same) converted[i] = std::move(conv);
+    all_same = all_same && same;
+  }
+  const int64_t block = all_same ? rows_per_block(op, decls) : 0;
+  if (block > 0) {
+    // Blocks of rows: each output tensor filled block by block, the exact values of one block
+    // alive at a time (the bytes are the whole op's: its rows are independent).
+    std::map<std::string, ref::Tensor> tensors;
+    const auto add = [&](size_t k, ref::Format of) {
+      tensors.emplace(golden_output_name(decls[k], of),
+                      ref::Tensor(ref::format_dtype(of), decls[k].shape));
+    };
     for (size_t k = 0; k < decls.size(); ++k) {
-      if (decls[k].topk) continue;
-      const ref::Format of = output_format(decls[k], f);
-      out.tensors.emplace(golden_output_name(decls[k], of), rounded_output(decls[k], exact[k], of));
+      for (ref::Format f : c.formats) add(k, output_format(decls[k], f));
+      add(k, ref::Format::f64);
+    }
+    const int64_t rows = op.independent_rows();
+    for (int64_t b = 0; b < rows; b += block) {
+      const int64_t e = std::min(rows, b + block);
+      const std::unique_ptr<Op> part = op.with_rows(e - b);
+      const ExactValues v = exact_values(*part, row_slice(in, rows, b, e), c.formats);
+      for (size_t k = 0; k < decls.size(); ++k) {
+        const int64_t offset = b * (ref::checked_numel(decls[k].shape) / rows);
+        for (ref::Format f : c.formats) {
+          const ref::Format of = output_format(decls[k], f);
+          put_rounded(tensors.at(golden_output_name(decls[k], of)), offset, decls[k], v, k, of);
+        }
+        put_rounded(tensors.at(golden_output_name(decls[k], ref::Format::f64)), offset, decls[k], v,
+                    k, ref::Format::f64);
+      }
+    }
+    for (auto& [name, t] : tensors) out.tensors.emplace(name, std::move(t));
+  } else {
+    const ExactValues given = exact_values(op, in, c.formats);
+    for (size_t i = 0; i < c.formats.size(); ++i) {
+      const ExactValues other =
+          converted[i] ? exact_values(op, *converted[i], c.formats) : ExactValues{};
+      const ExactValues& exact = converted[i] ? other : given;
+      for (size_t k = 0; k < decls.size(); ++k) {
+        if (decls[k].topk) continue;
+        const ref::Format of = output_format(decls[k], c.formats[i]);
+        out.tensors.emplace(golden_output_name(decls[k], of), rounded(decls[k], exact, k, of));
+      }
+    }
+    for (size_t k = 0; k < decls.size(); ++k) {
+      // out.<name>.f64 for users' own metrics; top-k indices have no format and are stored
+      // once, out.<name>.i64, the selection on the inputs as the file holds them.
+      out.tensors.emplace(golden_output_name(decls[k], ref::Format::f64),
+                          rounded(decls[k], given, k, ref::Format::f64));
     }
   }
   nlohmann::json policies = nlohmann::json::object();
-  for (size_t k = 0; k < decls.size(); ++k) {
-    // out.<name>.f64 for users' own metrics; top-k indices have no format and are stored
-    // once, out.<name>.i64, the selection on the inputs as the file holds them.
-    out.tensors.emplace(golden_output_name(decls[k], ref::Format::f64),
-                        rounded_output(decls[k], exact_given[k], ref::Format::f64));
-    policies[decls[k].name] = policy_json(c.op, decls[k].name);
-  }
+  for (const OutputDecl& d : decls) policies[d.name] = policy_json(c.op, d.name);
   out.metadata["case"] = c.source.dump();
   out.metadata["input_format"] = std::string(input_format);
   out.metadata["reference"] =

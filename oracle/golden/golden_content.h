@@ -29,6 +29,11 @@ nlohmann::json recipes_json(const Case& c, const Op& op);
 // Output k of the exact values rounded once to f (indices for a top-k output: i64).
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);
 
+// golden_file_content evaluates an op with independent rows (Op::independent_rows) in blocks of
+// rows when its outputs hold more than this many elements (2^22; a test lowers it to compare
+// the two ways).
+void set_golden_block_elements_for_testing(int64_t n);
+
 // The golden file of case c (op made from it) on the inputs `in`: in.<name> as given,
 // out.<name>.<format> for each of c.formats on `in` converted to that format,
 // out.<name>.f64 on `in` itself, top-k indices once as out.<name>.i64 (on `in`), and the

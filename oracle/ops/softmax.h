@@ -29,6 +29,15 @@ class SoftmaxOp : public GenericOp<SoftmaxOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override { return 30.0 * static_cast<double>(p_.rows * p_.n); }
+  // cross_entropy without a soft cap: the blocked evaluation of
+  // reference/cross_entropy_enclosure.h; the rest the formula on balls.
+  std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
+  int64_t independent_rows() const override { return p_.rows; }
+  std::unique_ptr<Op> with_rows(int64_t rows) const override {
+    SoftmaxParams p = p_;
+    p.rows = rows;
+    return std::make_unique<SoftmaxOp>(p);
+  }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // softmax, logsumexp, cross_entropy: exps and sum (formats): ref::SoftmaxRounding. The tiled

@@ -16,6 +16,8 @@
 
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
+#include "oracle/golden/golden.h"
+#include "oracle/golden/golden_content.h"
 #include "tests/support/run_cli.h"
 
 namespace lmo::oracle {
@@ -145,6 +147,43 @@ TEST(Certified, ARadiusNarrowedOnPurposeIsCaught) {
   scale_radii_for_testing(1);
   EXPECT_FALSE(c.fell_back);
   EXPECT_GT(c.differing, 0) << "a too-tight bound must change some rounding";
+}
+
+// Ops with independent rows are written in blocks of rows at real shapes (golden_content.cc):
+// the same tensors as the whole op on the certified path and on the MPFR arbiter, for blocks of
+// one row and of several, with the blocked cross-entropy, the formula on balls (soft cap) and
+// softmax, and one evaluation counted per block.
+TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
+  const char* cases[] = {
+      R"({"id": "ce", "op": "cross_entropy", "seed": 7, "formats": ["bf16", "f32"],
+          "params": {"rows": 7, "vocab": 3001, "z_loss": 1e-4}})",
+      R"({"id": "ce-cap", "op": "cross_entropy", "seed": 8, "formats": ["bf16"],
+          "params": {"rows": 3, "vocab": 500, "softcap": 30}})",
+      R"({"id": "softmax", "op": "softmax", "seed": 9, "formats": ["f16"],
+          "params": {"rows": 5, "n": 777}})"};
+  for (const char* text : cases) {
+    const Case c = parse_case(json::parse(text), "<certified_test>", "case");
+    set_golden_block_elements_for_testing(int64_t{1} << 40);
+    const SafetensorsContent whole = golden_content(c);
+    set_exact_path(ExactPath::kMpfr);
+    const SafetensorsContent arbiter = golden_content(c);
+    set_exact_path(ExactPath::kCertified);
+    EXPECT_EQ(whole.tensors, arbiter.tensors) << c.id;
+    int64_t total = 0;
+    for (const OutputDecl& d : make_op(c)->outputs()) total += ref::checked_numel(d.shape);
+    for (const int64_t block : {int64_t{1}, total / 3, total / 2}) {  // 1 row, 2 rows, several
+      set_golden_block_elements_for_testing(block);
+      const auto evaluations = [] {
+        const ExactStats s = exact_stats();
+        return s.certified_ops + s.fallback_ops + s.partial_ops;
+      };
+      const int64_t before = evaluations();
+      const SafetensorsContent blocked = golden_content(c);
+      EXPECT_EQ(blocked.tensors, whole.tensors) << c.id << " blocks of " << block;
+      EXPECT_GT(evaluations() - before, 1) << c.id << ": evaluated in blocks";
+    }
+  }
+  set_golden_block_elements_for_testing(int64_t{1} << 22);
 }
 
 namespace fs = std::filesystem;
