@@ -20,9 +20,9 @@
 
 #include "fast/rope.h"
 #include "fast/sinusoidal_pe.h"
-#include "oracle/backends/fast_rope.h"
-#include "oracle/ops/rope.h"
+#include "oracle/backends/rope_adapters.h"
 #include "oracle/core/specials.h"
+#include "oracle/ops/rope.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/oracle_harness.h"
 
@@ -73,10 +73,10 @@ void run_kernel(const Prepared& c, Storage s, oracle::GuardedBuffer& y) {
   } else if (op == "rope_table") {
     const ref::Tensor& table = c.inputs.at("cos_sin");
     rope_table(s, c.in("x"), *parse_storage(ref::dtype_name(table.dtype())), table.bytes().data(),
-               y.data(), oracle::fast_rope_shape(c.rope()));
+               y.data(), oracle::op_adapters::kernel_rope_shape(c.rope()));
   } else {
-    rope(s, c.in("x"), c.positions(), y.data(), oracle::fast_rope_shape(c.rope()),
-         oracle::fast_rope_frequencies(c.rope()));
+    rope(s, c.in("x"), c.positions(), y.data(), oracle::op_adapters::kernel_rope_shape(c.rope()),
+         oracle::op_adapters::kernel_rope_frequencies(c.rope()));
   }
 }
 
@@ -270,15 +270,17 @@ TEST(FastRope, FrequenciesMatchTheReference) {
       const Prepared c("rope", p, Storage::f32);
       const std::vector<mp> want = oracle::rope_frequencies<mp>(c.rope());
       const std::vector<long double> got =
-          rope_inv_freq(r, oracle::fast_rope_frequencies(c.rope()));
+          rope_inv_freq(r, oracle::op_adapters::kernel_rope_frequencies(c.rope()));
       ASSERT_EQ(got.size(), want.size());
       for (size_t k = 0; k < got.size(); ++k) {
         const mp rel = abs(mp(got[k]) - want[k]) / want[k];
         EXPECT_LE(rel, mp(tol)) << name << " r=" << r << " k=" << k;
       }
       const mp m = oracle::rope_cos_sin_factor<mp>(c.rope());
-      EXPECT_LE(abs(mp(rope_cos_sin_factor(oracle::fast_rope_frequencies(c.rope()))) - m) / m,
-                mp(tol))
+      EXPECT_LE(
+          abs(mp(rope_cos_sin_factor(oracle::op_adapters::kernel_rope_frequencies(c.rope()))) - m) /
+              m,
+          mp(tol))
           << name;
     }
   }
@@ -320,8 +322,9 @@ TEST(FastRope, InPlace) {
       run_kernel(c, s, y);
       std::vector<uint8_t> inplace(c.inputs.at("x").bytes().begin(),
                                    c.inputs.at("x").bytes().end());
-      rope(s, inplace.data(), c.positions(), inplace.data(), oracle::fast_rope_shape(c.rope()),
-           oracle::fast_rope_frequencies(c.rope()));
+      rope(s, inplace.data(), c.positions(), inplace.data(),
+           oracle::op_adapters::kernel_rope_shape(c.rope()),
+           oracle::op_adapters::kernel_rope_frequencies(c.rope()));
       EXPECT_TRUE(inplace == bytes_of(y)) << layout << " " << storage_name(s);
     }
   }

@@ -12,6 +12,7 @@
 
 #include "gpu/api.h"
 #include "oracle/backends/backend.h"
+#include "oracle/backends/rope_adapters.h"
 #include "oracle/ops/rope.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"
@@ -187,12 +188,11 @@ TEST(GpuBackend, RopeRunsTwiceBitForBit) {
       ref::Format::bf16);
   LMO_REQUIRE_GPU();
   const RopeParams& p = dynamic_cast<const RopeOp&>(h.op()).params();
-  const std::vector<double> inv = rope_frequencies<double>(p);
   const std::vector<int64_t> pos = h.inputs().ints("positions");
   const auto run = [&] {
     std::vector<uint8_t> y(static_cast<size_t>(p.tokens * p.heads * p.head_dim) * 2);
-    gpu::rope(gpu::Storage::bf16, h.inputs().at("x").bytes().data(), pos.data(), inv.data(), 1.0,
-              y.data(), p.tokens, p.heads, p.head_dim, p.rotary_dims, gpu::RopeLayout::half_split);
+    gpu::rope(gpu::Storage::bf16, h.inputs().at("x").bytes().data(), pos.data(), y.data(),
+              op_adapters::kernel_rope_shape(p), op_adapters::kernel_rope_frequencies(p));
     return y;
   };
   testdata::expect_deterministic(run, "rope bf16");
