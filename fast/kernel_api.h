@@ -10,6 +10,7 @@
 #include "kernels/api/mla_rope_angles.h"     // IWYU pragma: export
 #include "kernels/api/rope_frequencies.h"    // IWYU pragma: export
 #include "kernels/api/rope_layout.h"         // IWYU pragma: export
+#include "kernels/api/rope_shape.h"          // IWYU pragma: export
 #include "kernels/api/router_config.h"       // IWYU pragma: export
 #include "kernels/api/storage.h"             // IWYU pragma: export
 #include "kernels/api/t5_bias_shape.h"       // IWYU pragma: export

@@ -284,8 +284,8 @@ HWY_EXPORT(RopeTable);
 
 namespace {
 
-detail::RopeJob check_shape(const char* fn, const RopeShape& sh) {
-  detail::check_rope_shape(fn, sh.tokens, sh.heads, sh.head_dim, sh.rotary_dims, sh.layout);
+// The job of a checked shape; the angles' frequencies are the caller's to add.
+detail::RopeJob job_of(const RopeShape& sh) {
   detail::RopeJob j;
   j.tokens = sh.tokens;
   j.heads = sh.heads;
@@ -299,13 +299,8 @@ detail::RopeJob check_shape(const char* fn, const RopeShape& sh) {
 
 void rope(Storage s, const void* x, const int64_t* positions, void* y, const RopeShape& shape,
           const RopeFrequencies& freq) {
-  const char* fn = "rope";
-  detail::check_storage(fn, s);
-  detail::RopeJob j = check_shape(fn, shape);
-  detail::check_ptr(fn, "x", x, j.tokens > 0);
-  detail::check_ptr(fn, "positions", positions, j.tokens > 0);
-  detail::check_ptr(fn, "y", y, j.tokens > 0);
-  detail::check_positions(fn, positions, j.tokens);
+  detail::check_rope("rope", s, x, positions, y, shape);
+  detail::RopeJob j = job_of(shape);
   const Turns turns = turns_of(rope_inv_freq(shape.rotary_dims, freq));
   j.turns_hi = turns.hi.data();
   j.turns_lo = turns.lo.data();
@@ -316,13 +311,8 @@ void rope(Storage s, const void* x, const int64_t* positions, void* y, const Rop
 
 void rope_table(Storage s, const void* x, Storage table, const void* cos_sin, void* y,
                 const RopeShape& shape) {
-  const char* fn = "rope_table";
-  detail::check_storage(fn, s);
-  detail::check_storage(fn, table);
-  const detail::RopeJob j = check_shape(fn, shape);
-  detail::check_ptr(fn, "x", x, j.tokens > 0);
-  detail::check_ptr(fn, "cos_sin", cos_sin, j.tokens > 0);
-  detail::check_ptr(fn, "y", y, j.tokens > 0);
+  detail::check_rope_table("rope_table", s, x, table, cos_sin, y, shape);
+  const detail::RopeJob j = job_of(shape);
   if (j.tokens == 0) return;
   HWY_DYNAMIC_DISPATCH(RopeTable)(s, x, table, cos_sin, y, j);
 }

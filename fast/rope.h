@@ -29,19 +29,10 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "fast/storage.h"  // Storage, RopeLayout, RopeFrequencies, rope_inv_freq
+#include "fast/storage.h"  // Storage, RopeShape, RopeFrequencies, rope_inv_freq (kernels/api/)
 
 namespace lmo::fast {
-
-struct RopeShape {
-  int64_t tokens = 0;
-  int64_t heads = 0;
-  int64_t head_dim = 0;
-  int64_t rotary_dims = 0;  // r: even, 2 ≤ r ≤ head_dim
-  RopeLayout layout = RopeLayout::half_split;
-};
 
 // Angles from positions (i64, |p| ≤ 2^53). Throws std::invalid_argument for tokens < 0,
 // heads < 1, head_dim < 2, rotary_dims odd or outside [2, head_dim], a null pointer with

@@ -6,17 +6,16 @@
 
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "kernels/api/validate.h"
-#include "kernels/api/validate_positional.h"  // check_rope_shape
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
+#include "kernels/api/validate.h"
+#include "kernels/api/validate_positional.h"  // check_rope, check_rope_table
 
 namespace lmo::gpu {
 namespace {
@@ -31,8 +30,6 @@ using kernels::detail::check_eps;
 using kernels::detail::check_lambda;
 using kernels::detail::check_ptr;
 using kernels::detail::check_targets;
-
-using kernels::detail::check_rope_shape;
 
 }  // namespace
 
@@ -162,49 +159,39 @@ void glu_gate(Activation act, Storage s, const void* gate, const void* up, void*
   call.finish();
 }
 
-void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
-          double cos_sin_factor, void* y, int64_t tokens, int64_t heads, int64_t head_dim,
-          int64_t rotary_dims, RopeLayout layout) {
+void rope(Storage s, const void* x, const int64_t* positions, void* y, const RopeShape& shape,
+          const RopeFrequencies& freq) {
   constexpr const char* fn = "gpu::rope";
-  check_storage(fn, s);
-  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
-  detail::check_ptrs(fn, tokens > 0,
-                     {{"x", x}, {"positions", positions}, {"inv_freq", inv_freq}, {"y", y}});
-  if (!std::isfinite(cos_sin_factor)) {
-    throw std::invalid_argument(std::string(fn) + ": cos_sin_factor is " +
-                                std::to_string(cos_sin_factor) + ", expected a finite value");
-  }
-  if (tokens == 0) return;
-  const int64_t n = tokens * heads * head_dim;
+  kernels::detail::check_rope(fn, s, x, positions, y, shape);
+  // Before the empty return, as in fast/: a bad frequency rule throws for zero tokens too.
+  const std::vector<long double> theta = kernels::rope_inv_freq(shape.rotary_dims, freq);
+  const std::vector<double> inv_freq(theta.begin(), theta.end());
+  const auto cos_sin_factor = static_cast<double>(kernels::rope_cos_sin_factor(freq));
+  if (shape.tokens == 0) return;
+  const int64_t n = shape.tokens * shape.heads * shape.head_dim;
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, n));
   const auto* dp = static_cast<const int64_t*>(
-      call.upload(positions, static_cast<size_t>(tokens) * sizeof(int64_t)));
-  const auto* df = static_cast<const double*>(
-      call.upload(inv_freq, static_cast<size_t>(rotary_dims / 2) * sizeof(double)));
+      call.upload(positions, static_cast<size_t>(shape.tokens) * sizeof(int64_t)));
+  const auto* df =
+      static_cast<const double*>(call.upload(inv_freq.data(), inv_freq.size() * sizeof(double)));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_rope(s, dx, dp, df, cos_sin_factor, dy, tokens, heads, head_dim, rotary_dims,
-                       layout, nullptr));
+  call.run(launch_rope(s, dx, dp, df, cos_sin_factor, dy, shape, nullptr));
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }
 
-void rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin, void* y,
-                int64_t tokens, int64_t heads, int64_t head_dim, int64_t rotary_dims,
-                RopeLayout layout) {
+void rope_table(Storage s, const void* x, Storage table, const void* cos_sin, void* y,
+                const RopeShape& shape) {
   constexpr const char* fn = "gpu::rope_table";
-  check_storage(fn, s);
-  check_storage(fn, table_storage);
-  check_rope_shape(fn, tokens, heads, head_dim, rotary_dims, layout);
-  detail::check_ptrs(fn, tokens > 0, {{"x", x}, {"cos_sin", cos_sin}, {"y", y}});
-  if (tokens == 0) return;
-  const int64_t n = tokens * heads * head_dim;
+  kernels::detail::check_rope_table(fn, s, x, table, cos_sin, y, shape);
+  if (shape.tokens == 0) return;
+  const int64_t n = shape.tokens * shape.heads * shape.head_dim;
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, n));
-  const void* dt = call.upload(cos_sin, bytes_of(table_storage, tokens * rotary_dims));
+  const void* dt = call.upload(cos_sin, bytes_of(table, shape.tokens * shape.rotary_dims));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_rope_table(s, dx, table_storage, dt, dy, tokens, heads, head_dim, rotary_dims,
-                             layout, nullptr));
+  call.run(launch_rope_table(s, dx, table, dt, dy, shape, nullptr));
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }

@@ -22,7 +22,8 @@
 #include <string>
 
 #include "kernels/api/activation.h"
-#include "kernels/api/rope_layout.h"
+#include "kernels/api/rope_frequencies.h"
+#include "kernels/api/rope_shape.h"
 #include "kernels/api/storage.h"
 
 namespace lmo::gpu {
@@ -30,7 +31,10 @@ namespace lmo::gpu {
 // The kernel contract's types (kernels/api/), the same types fast/ takes: bf16 and f16 as
 // uint16_t patterns.
 using kernels::Activation;
+using kernels::RopeFrequencies;
 using kernels::RopeLayout;
+using kernels::RopeScaling;
+using kernels::RopeShape;
 using kernels::Storage;
 
 struct DeviceInfo {
@@ -70,18 +74,17 @@ void softcap(Storage s, const void* z, void* y, int64_t n, float cap);
 void activation(Activation act, Storage s, const void* x, void* y, int64_t n);
 void glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h, int64_t n);
 
-// F10 RoPE over x [tokens, heads · head_dim] (gpu/rope.cuh): the first rotary_dims (even, ≤
-// head_dim) dimensions of every head rotated in the pairs of the layout, the rest copied.
-// Angles formed on the device: positions[t]·inv_freq[k] (inv_freq: rotary_dims/2 frequencies,
-// by whatever scaling rule the caller applied), cos and sin times cos_sin_factor.
-void rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
-          double cos_sin_factor, void* y, int64_t tokens, int64_t heads, int64_t head_dim,
-          int64_t rotary_dims, RopeLayout layout);
-// From a table cos_sin [tokens, rotary_dims] stored in table_storage: row t holds the r/2
-// cosines, then the r/2 sines, of token t.
-void rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin, void* y,
-                int64_t tokens, int64_t heads, int64_t head_dim, int64_t rotary_dims,
-                RopeLayout layout);
+// F10 RoPE with F11's frequency rules over x [tokens, heads · head_dim] (gpu/rope.cuh), with
+// fast/rope.h's arguments and checks: the first rotary_dims dimensions of every head rotated in the
+// pairs of the layout, the rest copied. The frequencies θ_k are kernels/api's rope_inv_freq (long
+// double, on the host, as serving stacks compute inv_freq once), each rounded to double; the
+// angles p·θ_k, their cos and sin, times rope_cos_sin_factor, are formed in double on the device.
+void rope(Storage s, const void* x, const int64_t* positions, void* y, const RopeShape& shape,
+          const RopeFrequencies& freq);
+// From a table cos_sin [tokens, rotary_dims] in storage `table`: row t holds the r/2 cosines,
+// then the r/2 sines, of token t.
+void rope_table(Storage s, const void* x, Storage table, const void* cos_sin, void* y,
+                const RopeShape& shape);
 
 }  // namespace lmo::gpu
 

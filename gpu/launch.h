@@ -35,11 +35,9 @@ cudaError_t launch_glu_gate(Activation act, Storage s, const void* gate, const v
 
 // inv_freq: rotary_dims/2 doubles on the device; positions: tokens int64 on the device.
 cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
-                        double cos_sin_factor, void* y, int64_t tokens, int64_t heads,
-                        int64_t head_dim, int64_t rotary_dims, RopeLayout layout,
+                        double cos_sin_factor, void* y, const RopeShape& shape,
                         cudaStream_t stream);
-cudaError_t launch_rope_table(Storage s, const void* x, Storage table_storage, const void* cos_sin,
-                              void* y, int64_t tokens, int64_t heads, int64_t head_dim,
-                              int64_t rotary_dims, RopeLayout layout, cudaStream_t stream);
+cudaError_t launch_rope_table(Storage s, const void* x, Storage table, const void* cos_sin, void* y,
+                              const RopeShape& shape, cudaStream_t stream);
 
 }  // namespace lmo::gpu

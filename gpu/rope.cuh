@@ -15,21 +15,17 @@
 
 namespace lmo::gpu {
 
-struct RopeShape {
-  int64_t tokens, heads, head_dim, rotary_dims;
-  bool interleaved;
-};
-
 // Rotates token t with the cos/sin given by cs(k) → (c, s), k < r/2, and copies the
-// pass-through dimensions.
+// pass-through dimensions. sh is kernels/api's RopeShape (gpu/api.h), the host's argument itself.
 template <class T, class CosSin>
 __device__ void rope_token(const T* __restrict__ xr, T* __restrict__ yr, const RopeShape& sh,
                            const CosSin& cs) {
   const int64_t half = sh.rotary_dims / 2;
+  const bool interleaved = sh.layout == RopeLayout::interleaved;
   for (int64_t j = threadIdx.x; j < sh.heads * half; j += kThreads) {
     const int64_t h = j / half, k = j % half;
-    const int64_t a = h * sh.head_dim + (sh.interleaved ? 2 * k : k);
-    const int64_t b = h * sh.head_dim + (sh.interleaved ? 2 * k + 1 : k + half);
+    const int64_t a = h * sh.head_dim + (interleaved ? 2 * k : k);
+    const int64_t b = h * sh.head_dim + (interleaved ? 2 * k + 1 : k + half);
     double c, s;
     cs(k, c, s);
     const double xa = widen(xr[a]), xb = widen(xr[b]);

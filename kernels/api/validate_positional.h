@@ -1,5 +1,5 @@
-// Argument checks of the position entry points (rope, learned_position, shaw_logits, t5_bias of
-// fast/ and gpu/): every violation throws std::invalid_argument naming the
+// Argument checks of the position entry points (rope, rope_table, learned_position, shaw_logits,
+// t5_bias of fast/ and gpu/): every violation throws std::invalid_argument naming the
 // function, the parameter, its value and the expectation. Indices into a table are checked
 // before any row is read, so a bad index never becomes an out-of-bounds read.
 #pragma once
@@ -9,7 +9,8 @@
 #include <string>
 #include <utility>
 
-#include "kernels/api/rope_layout.h"
+#include "kernels/api/rope_shape.h"
+#include "kernels/api/storage.h"
 #include "kernels/api/t5_bias_shape.h"
 #include "kernels/api/validate.h"
 
@@ -17,21 +18,46 @@ namespace lmo::kernels::detail {
 
 // RoPE over x [tokens, heads · head_dim]: tokens ≥ 0, heads ≥ 1, head_dim ≥ 2, rotary_dims even
 // in [2, head_dim], a known layout.
-inline void check_rope_shape(const char* fn, int64_t tokens, int64_t heads, int64_t head_dim,
-                             int64_t rotary_dims, RopeLayout layout) {
-  check_count(fn, "tokens", tokens, 0);
-  check_count(fn, "heads", heads, 1);
-  check_count(fn, "head_dim", head_dim, 2);
-  if (rotary_dims < 2 || rotary_dims > head_dim || rotary_dims % 2 != 0) {
-    throw std::invalid_argument(std::string(fn) + ": rotary_dims is " +
-                                std::to_string(rotary_dims) + ", expected an even number in [2, " +
-                                "head_dim = " + std::to_string(head_dim) + "]");
+inline void check_rope_shape(const char* fn, const RopeShape& sh) {
+  check_count(fn, "tokens", sh.tokens, 0);
+  check_count(fn, "heads", sh.heads, 1);
+  check_count(fn, "head_dim", sh.head_dim, 2);
+  if (sh.rotary_dims < 2 || sh.rotary_dims > sh.head_dim || sh.rotary_dims % 2 != 0) {
+    throw std::invalid_argument(
+        std::string(fn) + ": rotary_dims is " + std::to_string(sh.rotary_dims) +
+        ", expected an even number in [2, " + "head_dim = " + std::to_string(sh.head_dim) + "]");
   }
-  if (layout != RopeLayout::interleaved && layout != RopeLayout::half_split) {
+  if (sh.layout != RopeLayout::interleaved && sh.layout != RopeLayout::half_split) {
     throw std::invalid_argument(std::string(fn) + ": layout is " +
-                                std::to_string(static_cast<int>(layout)) +
+                                std::to_string(static_cast<int>(sh.layout)) +
                                 ", expected interleaved or half_split");
   }
+}
+
+// rope (fast/rope.h, gpu/api.h) apart from its frequency rule, which rope_inv_freq checks: a known
+// storage, the shape, the pointers when a token is rotated, each position within 2^53.
+inline void check_rope(const char* fn, Storage s, const void* x, const int64_t* positions,
+                       const void* y, const RopeShape& shape) {
+  check_storage(fn, s);
+  check_rope_shape(fn, shape);
+  const bool any = shape.tokens > 0;
+  check_ptr(fn, "x", x, any);
+  check_ptr(fn, "positions", positions, any);
+  check_ptr(fn, "y", y, any);
+  check_positions(fn, positions, shape.tokens);
+}
+
+// rope_table: known storages of the activations and of the table, the shape, the pointers when a
+// token is rotated.
+inline void check_rope_table(const char* fn, Storage s, const void* x, Storage table,
+                             const void* cos_sin, const void* y, const RopeShape& shape) {
+  check_storage(fn, s);
+  check_storage(fn, table);
+  check_rope_shape(fn, shape);
+  const bool any = shape.tokens > 0;
+  check_ptr(fn, "x", x, any);
+  check_ptr(fn, "cos_sin", cos_sin, any);
+  check_ptr(fn, "y", y, any);
 }
 
 // Every index[t], t < n, in [0, rows): `name` is the index array, `table` the table it reads.

@@ -20,7 +20,6 @@
 #include "oracle/backends/backend.h"
 #include "oracle/backends/fast_adapters.h"
 #include "oracle/backends/fast_attention.h"
-#include "oracle/backends/fast_rope.h"
 #include "oracle/backends/registry.h"
 
 namespace lmo::oracle {
@@ -75,9 +74,9 @@ Adapter adapter(KernelEntry e) {
     case KernelEntry::kPagedMlaDecode:
       return run_fast_paged_mla_decode;
     case KernelEntry::kRope:
-      return run_fast_rope;
+      return fast_adapters::run_rope;
     case KernelEntry::kSinusoidalPe:
-      return run_fast_sinusoidal_pe;
+      return fast_adapters::run_sinusoidal_pe;
     case KernelEntry::kLearnedPosition:
       return fast_adapters::run_learned_position;
     case KernelEntry::kShawLogits:

@@ -46,8 +46,11 @@ void run_moe_layer(const Op& op, fast::Storage s, const InputSet& in,
 void run_ffn(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out);
 void run_decoder_block(const Op& op, fast::Storage s, const InputSet& in,
                        std::vector<GuardedBuffer>& out);
-// Learned and relative positions (backend_fast_positional.cc): learned_position, shaw_logits and
-// t5_bias.
+// Positions (fast_positional.cc): rope and rope_table, sinusoidal_pe, learned_position,
+// shaw_logits and t5_bias.
+void run_rope(const Op& op, fast::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out);
+void run_sinusoidal_pe(const Op& op, fast::Storage s, const InputSet& in,
+                       std::vector<GuardedBuffer>& out);
 void run_learned_position(const Op& op, fast::Storage s, const InputSet& in,
                           std::vector<GuardedBuffer>& out);
 void run_shaw_logits(const Op& op, fast::Storage s, const InputSet& in,

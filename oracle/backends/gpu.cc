@@ -2,33 +2,29 @@
 // CUDA kernels of gpu/ through their host interface, one adapter per kernel entry of the ops'
 // records (kernel_entry.h). gpu/api.h has the fast/ API shape, so the
 // norm, elementwise and softmax families use the shared adapters of oracle/backends/adapters.h;
-// RoPE's adapter is here, attention's and MLA's in oracle/backends/gpu_attention.cc, the sinusoidal
-// encoding's and MoE's in backend_gpu_moe.cc, the FFNs' and the decoder block's in
-// backend_gpu_ffn.cc, the learned and relative positions' in backend_gpu_positional.cc. Other ops
-// are reported unsupported with the reason.
+// attention's and MLA's are in oracle/backends/gpu_attention.cc, MoE's in gpu_moe.cc, the FFNs'
+// and the decoder block's in gpu_ffn.cc, the positions' (RoPE, the sinusoidal encoding, learned
+// and relative positions) in gpu_positional.cc. Other ops are reported unsupported with the
+// reason.
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpu/api.h"
-#include "oracle/backends/backend.h"
 #include "oracle/backends/adapters.h"
+#include "oracle/backends/backend.h"
 #include "oracle/backends/gpu_attention.h"
 #include "oracle/backends/gpu_ffn.h"
 #include "oracle/backends/gpu_moe.h"
 #include "oracle/backends/gpu_positional.h"
 #include "oracle/backends/registry.h"
-#include "oracle/ops/rope.h"
 
 namespace lmo::oracle {
 namespace {
 
 using op_adapters::Adapter;
-using op_adapters::input_ptr;
-using op_adapters::op_as;
 
 // gpu/api.h as the kernel library of oracle/backends/adapters.h.
 struct GpuKernels {
@@ -44,30 +40,6 @@ struct GpuKernels {
   static constexpr auto* cross_entropy = &gpu::cross_entropy;
 };
 
-// rope: the frequencies by the case's scaling rule and YaRN's factor evaluated in double on the
-// host (as serving stacks compute inv_freq once), the angles on the device; rope_table: the
-// table input in its stored format (f32 or the case's storage).
-void run_rope(const Op& op, gpu::Storage s, const InputSet& in, std::vector<GuardedBuffer>& out) {
-  const RopeParams& p = op_as<RopeOp>(op).params();
-  const gpu::RopeLayout layout = p.layout == ref::RopeLayout::kInterleaved
-                                     ? gpu::RopeLayout::interleaved
-                                     : gpu::RopeLayout::half_split;
-  if (p.from_table) {
-    const ref::Tensor& table = in.at("cos_sin");
-    const std::optional<gpu::Storage> ts =
-        op_adapters::storage_of<gpu::Storage>(ref::dtype_format(table.dtype()));
-    if (!ts) throw std::logic_error("gpu backend: rope_table's cos_sin is not f32, bf16 or f16");
-    gpu::rope_table(s, input_ptr(in, "x"), *ts, table.bytes().data(), out[0].data(), p.tokens,
-                    p.heads, p.head_dim, p.rotary_dims, layout);
-    return;
-  }
-  const std::vector<double> inv_freq = rope_frequencies<double>(p);
-  const std::vector<int64_t> positions = in.ints("positions");
-  gpu::rope(s, input_ptr(in, "x"), positions.data(), inv_freq.data(),
-            rope_cos_sin_factor<double>(p), out[0].data(), p.tokens, p.heads, p.head_dim,
-            p.rotary_dims, layout);
-}
-
 // gpu/'s adapter for each kernel entry of the ops' records (kernel_entry.h); nullptr: none yet.
 Adapter<GpuKernels> gpu_adapter(KernelEntry e) {
   switch (e) {
@@ -76,7 +48,7 @@ Adapter<GpuKernels> gpu_adapter(KernelEntry e) {
     case KernelEntry::kSoftmax:
       return op_adapters::common_adapter<GpuKernels>(e);
     case KernelEntry::kRope:
-      return run_rope;
+      return run_gpu_rope;
     case KernelEntry::kAttention:
       return run_gpu_attention;
     case KernelEntry::kPagedAttentionDecode:

@@ -1,24 +1,10 @@
 // The gpu backend's adapters of oracle/backends/gpu_moe.h: the MoE ops through the shared
-// templates of oracle/backends/moe_adapters.h, the sinusoidal encoding directly.
+// templates of oracle/backends/moe_adapters.h.
 #include "oracle/backends/gpu_moe.h"
 
-#include <cstdint>
-#include <stdexcept>
-
 #include "oracle/backends/moe_adapters.h"
-#include "oracle/ops/positional.h"
 
 namespace lmo::oracle {
-
-void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
-                           std::vector<GuardedBuffer>& out) {
-  const PositionalParams& p = op_adapters::op_as<PositionalOp>(op).params();
-  if (p.kind != PositionalKind::kSinusoidal) {
-    throw std::logic_error("gpu backend: the op is not sinusoidal_pe");
-  }
-  const auto* positions = reinterpret_cast<const int64_t*>(op_adapters::input_ptr(in, "positions"));
-  gpu::sinusoidal_pe(s, positions, out[0].data(), p.tokens, p.d, p.base);
-}
 
 void run_gpu_moe_router(const Op& op, gpu::Storage s, const InputSet& in,
                         std::vector<GuardedBuffer>& out) {

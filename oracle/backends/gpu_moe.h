@@ -1,7 +1,5 @@
-// Gpu-backend adapters (oracle/backends/gpu.cc's op map) for the sinusoidal encoding
-// (oracle/ops/positional.h) and the MoE ops (oracle/ops/moe.h, moe_balance.h) on
-// gpu/api_positional.h and gpu/api_moe.h, as backend_fast_rope.h and backend_fast_moe.h do for
-// fast/.
+// Gpu-backend adapters (oracle/backends/gpu.cc's op map) for the MoE ops (oracle/ops/moe.h,
+// moe_balance.h) on gpu/api_moe.h, as fast_moe.cc does for fast/.
 #pragma once
 
 #include <vector>
@@ -23,10 +21,6 @@ struct GpuMoe {
   static constexpr auto* load_balance_loss = &gpu::load_balance_loss;
   static constexpr auto* aux_free_update = &gpu::aux_free_update;
 };
-
-// sinusoidal_pe: input positions; output pe.
-void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
-                           std::vector<GuardedBuffer>& out);
 
 // moe_router (gates, experts), load_balance_loss (loss, p), aux_free_update (the new bias).
 void run_gpu_moe_router(const Op& op, gpu::Storage s, const InputSet& in,

@@ -1,7 +1,7 @@
-// Gpu-backend adapters (oracle/backends/gpu.cc's op map) for the learned and relative position
-// ops learned_position, shaw_logits and t5_bias (oracle/ops/positional.h) on
-// gpu/api_positional.h, through the templates oracle/backends/positional_adapters.h shares with
-// the fast backend. (sinusoidal_pe's adapter is in oracle/backends/gpu_moe.h.)
+// Gpu-backend adapters (oracle/backends/gpu.cc's op map) for the position ops rope and rope_table
+// (oracle/ops/rope.h), sinusoidal_pe, learned_position, shaw_logits and t5_bias
+// (oracle/ops/positional.h) on gpu/api.h and gpu/api_positional.h, through the templates
+// oracle/backends/positional_adapters.h and rope_adapters.h share with the fast backend.
 #pragma once
 
 #include <vector>
@@ -12,6 +12,12 @@
 
 namespace lmo::oracle {
 
+// rope, rope_table: output y.
+void run_gpu_rope(const Op& op, gpu::Storage s, const InputSet& in,
+                  std::vector<GuardedBuffer>& out);
+// sinusoidal_pe: output pe.
+void run_gpu_sinusoidal_pe(const Op& op, gpu::Storage s, const InputSet& in,
+                           std::vector<GuardedBuffer>& out);
 // learned_position: output h.
 void run_gpu_learned_position(const Op& op, gpu::Storage s, const InputSet& in,
                               std::vector<GuardedBuffer>& out);

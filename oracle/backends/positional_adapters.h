@@ -1,8 +1,9 @@
-// Adapters of the learned and relative position ops (oracle/ops/positional.h) shared by the fast
-// and gpu backends: fast/learned_position.h, fast/shaw_logits.h, fast/t5_bias.h and
+// Adapters of the position ops (oracle/ops/positional.h) shared by the fast and gpu backends:
+// fast/sinusoidal_pe.h, fast/learned_position.h, fast/shaw_logits.h, fast/t5_bias.h and
 // gpu/api_positional.h take the same arguments (T5's shape is fast::T5BiasShape in both), so one
-// template per op serves both. K names the library: using Storage (f32, bf16, f16), and pointers
-// to learned_position, shaw_logits and t5_bias with fast/'s signatures.
+// template per op serves both (RoPE's: oracle/backends/rope_adapters.h). K names the library:
+// using Storage (f32, bf16, f16), and pointers to sinusoidal_pe, learned_position, shaw_logits
+// and t5_bias with fast/'s signatures.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,14 @@ inline const int64_t* int_input(const InputSet& in, std::string_view name) {
 
 inline fast::T5BiasShape t5_bias_shape(const PositionalParams& p) {
   return {p.num_buckets, p.heads, p.n_q, p.n_k, p.bidirectional, p.max_distance, p.query_offset};
+}
+
+// sinusoidal_pe: positions; output pe.
+template <class K>
+void run_sinusoidal_pe(const Op& op, typename K::Storage s, const InputSet& in,
+                       std::vector<GuardedBuffer>& out) {
+  const PositionalParams& p = positional_params(op, PositionalKind::kSinusoidal, "sinusoidal_pe");
+  K::sinusoidal_pe(s, int_input(in, "positions"), out[0].data(), p.tokens, p.d, p.base);
 }
 
 // learned_position: token_table, position_table, token_ids, positions; output h.

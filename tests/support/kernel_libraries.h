@@ -24,6 +24,7 @@
 #include "fast/mla_decode.h"
 #include "fast/moe_router.h"
 #include "fast/norms.h"
+#include "fast/rope.h"
 #include "fast/shaw_logits.h"
 #include "fast/sinusoidal_pe.h"
 #include "fast/softcap.h"
@@ -74,6 +75,9 @@ struct FastKernels {
   static constexpr auto& learned_position = fast::learned_position;
   static constexpr auto& shaw_logits = fast::shaw_logits;
   static constexpr auto& t5_bias = fast::t5_bias;
+  // RoPE's, also as a kernel library of oracle/backends/rope_adapters.h.
+  static constexpr auto& rope = fast::rope;
+  static constexpr auto& rope_table = fast::rope_table;
 };
 
 #ifdef LMO_HAVE_CUDA
@@ -112,6 +116,8 @@ struct GpuKernels {
   static constexpr auto& learned_position = gpu::learned_position;
   static constexpr auto& shaw_logits = gpu::shaw_logits;
   static constexpr auto& t5_bias = gpu::t5_bias;
+  static constexpr auto& rope = gpu::rope;
+  static constexpr auto& rope_table = gpu::rope_table;
 };
 #endif
 
