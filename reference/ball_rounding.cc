@@ -35,15 +35,17 @@ inline double next_down(double x) { return -next_up(-x); }
 // relative): 2^-40 of the radius covers them with room, and 2^-1070 the absolute underflow.
 double widened(double rad) { return rad * (1 + 0x1p-40) + 0x1p-1070; }
 
-// Significant bits of a finite nonzero double (1 … 53; subnormals count from their leading bit).
-int significant_bits(double x) {
-  int e = 0;
-  const double m = std::fabs(std::frexp(x, &e));               // [0.5, 1)
-  const auto mant = static_cast<uint64_t>(std::ldexp(m, 53));  // an integer in [2^52, 2^53)
-  return 53 - std::countr_zero(mant);
+// Whether a nonzero finite double may be a rounding boundary of f (a midpoint between two of its
+// values, or its overflow threshold): those have at most precision + 1 significant bits, so a
+// double with a set bit below them is none. (Subnormal doubles, far below every boundary of the
+// narrower formats, may answer yes: the callers then take their general path.)
+bool may_be_boundary(Format f, double x) {
+  const int below = 52 - spec(f).frac_bits - 1;  // fraction bits below precision + 1
+  return (std::bit_cast<uint64_t>(x) & ((uint64_t{1} << below) - 1)) == 0;
 }
 
 bool narrower_format_decides(Format f, double hi, double d1, double d2) {
+  if (!may_be_boundary(f, hi)) return true;  // no boundary of f at hi
   const uint64_t below = encode(f, next_down(hi));
   const uint64_t above = encode(f, next_up(hi));
   if (below == above) return true;  // no boundary of f at hi: constant on the interval
@@ -68,9 +70,9 @@ bool decides_rounding(const Ball& b, std::span<const Format> formats) {
   const double h_up = std::fabs(next_up(hi) - hi) / 2;
   const double h_down = std::fabs(hi - next_down(hi)) / 2;
   if (!(d1 > -h_down && d2 < h_up)) return false;
-  // A boundary of a format of precision p (a midpoint between two of its values, or its
-  // overflow threshold) has at most p + 1 significant bits; f32's p is the largest (24).
-  if (significant_bits(hi) > 25) return true;
+  // A boundary of a format of precision p has at most p + 1 significant bits; f32's p is the
+  // largest (24).
+  if (!may_be_boundary(Format::f32, hi)) return true;
   for (Format f : formats) {
     if (f != Format::f64 && !narrower_format_decides(f, hi, d1, d2)) return false;
   }
@@ -81,7 +83,7 @@ uint64_t decided_bits(const Ball& b, Format f) {
   const double hi = b.hi();
   if (!b.exact() && std::isfinite(hi)) {
     // A deciding inexact ball lies strictly inside hi's f64 rounding interval.
-    if (f == Format::f64) return encode(f, hi);
+    if (f == Format::f64 || !may_be_boundary(f, hi)) return encode(f, hi);
     const uint64_t below = encode(f, next_down(hi));
     if (below == encode(f, next_up(hi))) return below;
   }

@@ -28,7 +28,9 @@
 #include "reference/dd_exp.h"
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "reference/fma_clones.h"
 #include "reference/number_types.h"
@@ -93,6 +95,12 @@ LMO_FMA_CLONES DD exp(DD x) {
   const DD tj = c.table[static_cast<size_t>(k & 255)];
   const DD y = add(tj, mul(tj, p));
   const int m = static_cast<int>(k >> 8);  // floor(k/256): arithmetic shift
+  if (m >= -1022 && m <= 1023) {
+    // Times the double 2^m: the same correctly rounded x·2^m as ldexp (exact unless the
+    // product is subnormal), without two library calls per exponential.
+    const auto scale = std::bit_cast<double>(static_cast<uint64_t>(m + 1023) << 52);
+    return {y.hi * scale, y.lo * scale};
+  }
   return {std::ldexp(y.hi, m), std::ldexp(y.lo, m)};
 }
 

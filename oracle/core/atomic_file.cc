@@ -13,6 +13,12 @@
 namespace lmo::oracle {
 
 void write_file_atomically(const std::filesystem::path& path, std::span<const uint8_t> bytes) {
+  const std::span<const uint8_t> one[] = {bytes};
+  write_file_atomically(path, std::span<const std::span<const uint8_t>>(one));
+}
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::span<const std::span<const uint8_t>> pieces) {
   const std::string file = path.string();
   const std::string tmp = file + ".tmp." + std::to_string(::getpid());
   auto fail = [&](const std::string& what, int err) {
@@ -25,16 +31,18 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const ui
     throw InputError(file, "write",
                      "cannot create the temporary file " + tmp + ": " + std::strerror(err));
   }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail("cannot write " + tmp, err);
+  for (const std::span<const uint8_t> bytes : pieces) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        fail("cannot write " + tmp, err);
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
   // The data must be on disk before the rename publishes the name, or a crash could expose a
   // file of the right name but without its contents.

@@ -15,6 +15,10 @@ namespace lmo::oracle {
 // and renames it over `path`. An interruption leaves the old file or the new one, never a
 // partial one. Throws InputError (file `path`, field "write") naming the failing step.
 void write_file_atomically(const std::filesystem::path& path, std::span<const uint8_t> bytes);
+// The same for a file made of pieces written one after the other (a golden file's tensors,
+// gigabytes at real shapes, without copying them into one buffer first).
+void write_file_atomically(const std::filesystem::path& path,
+                           std::span<const std::span<const uint8_t>> pieces);
 void write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 // The whole file; InputError (file `path`, field "read") when it cannot be read.

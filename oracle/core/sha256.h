@@ -23,6 +23,8 @@ class Sha256 {
 
  private:
   void compress(const uint8_t* block);
+  // The blocks in order: by the x86 SHA extensions where the CPU has them, else compress().
+  void compress_blocks(const uint8_t* data, size_t blocks);
 
   std::array<uint32_t, 8> h_;
   std::array<uint8_t, 64> buf_{};
@@ -31,6 +33,9 @@ class Sha256 {
 };
 
 Sha256Digest sha256(std::span<const uint8_t> data);
+
+// For the test that compares the two implementations: true forces the portable one.
+void use_portable_sha256_for_testing(bool portable);
 Sha256Digest sha256(std::string_view data);
 
 // Lowercase hexadecimal, two digits per byte, most significant nibble first.

@@ -192,13 +192,16 @@ std::vector<GoldenEntry> write_golden(
         e.skipped = true;
       } else {
         // The writer is deterministic: these bytes are the file, and their hash is its hash.
-        const std::vector<uint8_t> bytes =
-            write_safetensors_bytes(golden_content(c), path.string());
-        // Hashed while written (gigabytes at real shapes); the future's destructor waits for
-        // the hash if the write throws.
-        std::future<std::string> hash =
-            std::async(std::launch::async, [&bytes] { return sha256_hex(bytes); });
-        write_file_atomically(path, bytes);
+        const SafetensorsContent content = golden_content(c);
+        const SafetensorsPieces file = safetensors_pieces(content, path.string());
+        // Hashed while written, piece by piece (gigabytes at real shapes); the future's
+        // destructor waits for the hash if the write throws.
+        std::future<std::string> hash = std::async(std::launch::async, [&file] {
+          Sha256 h;
+          for (const std::span<const uint8_t> piece : file.pieces) h.update(piece);
+          return to_hex(h.finish());
+        });
+        write_file_atomically(path, file.pieces);
         e.sha256 = hash.get();
         state[c.id] = e;
         if (std::chrono::steady_clock::now() - last_manifest > std::chrono::seconds(1)) {

@@ -77,6 +77,15 @@ SafetensorsContent read_safetensors(const std::filesystem::path& path);
 // format's limit (no reader would accept the file).
 std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
                                              std::string_view name_for_messages = "<memory>");
+// The same bytes as pieces, in order: the length and header (held here), then each tensor's
+// bytes where the content holds them (valid while it lives). golden writes and hashes a file
+// of several gigabytes this way without a copy.
+struct SafetensorsPieces {
+  std::vector<uint8_t> header;
+  std::vector<std::span<const uint8_t>> pieces;
+};
+SafetensorsPieces safetensors_pieces(const SafetensorsContent& content,
+                                     std::string_view name_for_messages = "<memory>");
 // Writes the canonical bytes with write_file_atomically (atomic_file.h: a temporary file in
 // the same folder, flushed to disk, renamed over `path`): an interrupted write leaves either
 // the old file or the new one, never a truncated file.

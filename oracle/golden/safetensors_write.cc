@@ -28,8 +28,8 @@ void check_text(std::string_view file, const std::string& where, std::string_vie
 
 }  // namespace
 
-std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
-                                             std::string_view name_for_messages) {
+SafetensorsPieces safetensors_pieces(const SafetensorsContent& content,
+                                     std::string_view name_for_messages) {
   // Buffer order: larger elements first, then by name. The header is padded so the buffer
   // starts at a multiple of 8, hence every tensor starts at a multiple of its element size.
   std::vector<const std::pair<const std::string, ref::Tensor>*> order;
@@ -73,14 +73,26 @@ std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
                                std::to_string(kSafetensorsMaxHeaderBytes));
   }
 
-  std::vector<uint8_t> out;
-  out.reserve(8 + text.size() + offset);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(uint64_t{text.size()} >> 8 * i));
-  out.insert(out.end(), text.begin(), text.end());
-  for (const auto* entry : order) {
-    const auto bytes = entry->second.bytes();
-    out.insert(out.end(), bytes.begin(), bytes.end());
+  SafetensorsPieces out;
+  out.header.reserve(8 + text.size());
+  for (int i = 0; i < 8; ++i) {
+    out.header.push_back(static_cast<uint8_t>(uint64_t{text.size()} >> 8 * i));
   }
+  out.header.insert(out.header.end(), text.begin(), text.end());
+  out.pieces.push_back(out.header);
+  for (const auto* entry : order) out.pieces.push_back(entry->second.bytes());
+  return out;
+}
+
+std::vector<uint8_t> write_safetensors_bytes(const SafetensorsContent& content,
+                                             std::string_view name_for_messages) {
+  const SafetensorsPieces p = safetensors_pieces(content, name_for_messages);
+  std::vector<uint8_t> out;
+  size_t size = 0;
+  for (const std::span<const uint8_t> piece : p.pieces) size += piece.size();
+  out.reserve(size);
+  for (const std::span<const uint8_t> piece : p.pieces)
+    out.insert(out.end(), piece.begin(), piece.end());
   return out;
 }
 
