@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
+#include "oracle/core/row_slice.h"
 #include "reference/ball_rounding.h"
 #include "reference/parallel.h"
 
@@ -96,6 +99,32 @@ std::vector<std::vector<int64_t>> undecided_elements(const Op& op, const Outputs
   return which;
 }
 
+// Ops with independent rows: the rows holding an undecided element recomputed in MPFR, each as
+// the op over that one row (its exact values are the whole op's, row for row). false: the op's
+// rows are not independent.
+bool recompute_rows(const Op& op, const InputSet& in,
+                    const std::vector<std::vector<int64_t>>& which, Outputs<ref::mp>& out) {
+  const int64_t rows = op.independent_rows();
+  if (rows < 1) return false;
+  std::set<int64_t> undecided_rows;
+  for (size_t k = 0; k < which.size(); ++k) {
+    const auto per_row = static_cast<int64_t>(out[k].values.size()) / rows;
+    for (const int64_t i : which[k]) undecided_rows.insert(i / per_row);
+  }
+  const std::unique_ptr<Op> one = op.with_rows(1);
+  if (!one) return false;
+  for (const int64_t r : undecided_rows) {
+    const Outputs<ref::mp> row = one->exact(row_slice(in, rows, r, r + 1));
+    for (size_t k = 0; k < out.size(); ++k) {
+      const size_t per_row = row[k].values.size();
+      std::copy(
+          row[k].values.begin(), row[k].values.end(),
+          out[k].values.begin() + static_cast<std::ptrdiff_t>(per_row * static_cast<size_t>(r)));
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 ExactValues exact_values(const Op& op, const InputSet& in,
@@ -121,7 +150,7 @@ ExactValues exact_values(const Op& op, const InputSet& in,
     // Ops that can recompute the undecided elements' rows alone do (at real shapes the whole
     // op in MPFR takes hours); the others run entirely in MPFR.
     Outputs<ref::mp> out = midpoints(*balls);
-    if (op.exact_elements(in, which, out)) {
+    if (op.exact_elements(in, which, out) || recompute_rows(op, in, which, out)) {
       add(g_counters.partial_ops, 1);
       op.annotate_exact(in, out);
       return {std::nullopt, std::move(out)};

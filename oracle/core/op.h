@@ -148,7 +148,8 @@ class Op {
   // Ops whose rows are independent: every input and output has this many rows as its leading
   // dimension, and row r of each output depends on row r of the inputs only. Golden evaluates
   // them in blocks of rows (with_rows: the same op over fewer rows), since at real shapes the
-  // exact values of the whole op do not fit in memory. 0: not separable.
+  // exact values of the whole op do not fit in memory, and the certified path recomputes in
+  // MPFR only the rows of undecided elements (certified.cc). 0: not separable.
   virtual int64_t independent_rows() const { return 0; }
   virtual std::unique_ptr<Op> with_rows(int64_t rows) const {
     (void)rows;

@@ -117,6 +117,24 @@ TEST(Certified, OnlyTheUndecidedRowsAreRecomputed) {
   EXPECT_EQ(after.undecided_elements - before.undecided_elements, 12 * d);
 }
 
+// An op with independent rows and no row recomputation of its own (softmax): with every radius
+// widened 2^40 times, a few elements per row leave the f64 rounding undecided; only the rows
+// holding them are recomputed in MPFR, each as the op over that row, and the bytes agree.
+TEST(Certified, UndecidedRowsOfAnOpWithIndependentRowsAreRecomputed) {
+  const json j = json::parse(
+      R"({"id": "s", "op": "softmax", "seed": 5, "formats": ["f32"], "params": {"rows": 64, "n": 50}})");
+  const Built b = build(j, "z", [](int64_t, double x) { return x; });
+  scale_radii_for_testing(0x1p40);
+  const ExactStats before = exact_stats();
+  const Comparison c = compare_paths(b);
+  const ExactStats after = exact_stats();
+  scale_radii_for_testing(1);
+  EXPECT_EQ(c.differing, 0);
+  EXPECT_EQ(after.partial_ops, before.partial_ops + 1);
+  EXPECT_EQ(after.fallback_ops, before.fallback_ops) << "the op was rerun whole";
+  EXPECT_GT(after.undecided_elements - before.undecided_elements, 10);
+}
+
 // f32 arguments whose exact SiLU lies within 2^-70 (relative) of a midpoint between two
 // doubles, found with mpmath at 200 bits (tests/data/certified_near_midpoints.py). The balls
 // (radius ~2^-98) decide them, and must decide them the way MPFR rounds.
