@@ -114,7 +114,7 @@ bool recompute_rows(const Op& op, const InputSet& in,
   const std::unique_ptr<Op> one = op.with_rows(1);
   if (!one) return false;
   for (const int64_t r : undecided_rows) {
-    const Outputs<ref::mp> row = one->exact(row_slice(in, rows, r, r + 1));
+    const Outputs<ref::mp> row = one->exact(row_slice(op, in, rows, r, r + 1));
     for (size_t k = 0; k < out.size(); ++k) {
       const size_t per_row = row[k].values.size();
       std::copy(

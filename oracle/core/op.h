@@ -155,6 +155,12 @@ class Op {
     (void)rows;
     return nullptr;
   }
+  // Of such an op, whether input `name` has the rows as its leading dimension; false: one tensor
+  // every row reads whole (a norm's weight).
+  virtual bool row_input(std::string_view name) const {
+    (void)name;
+    return true;
+  }
   // What an exact run adds beyond the values (OutputValues::condition, error_scale computed
   // from the inputs), applied by exact() and by the certified path alike.
   virtual void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {

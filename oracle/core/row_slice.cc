@@ -7,9 +7,13 @@
 
 namespace lmo::oracle {
 
-InputSet row_slice(const InputSet& in, int64_t rows, int64_t begin, int64_t end) {
+InputSet row_slice(const Op& op, const InputSet& in, int64_t rows, int64_t begin, int64_t end) {
   InputSet out;
   for (const auto& [name, t] : in.all()) {
+    if (!op.row_input(name)) {
+      out.add(name, t);
+      continue;
+    }
     if (t.shape().empty() || t.shape()[0] != rows) {
       throw std::logic_error("row_slice: input " + name +
                              " of an op with independent rows has not " + std::to_string(rows) +

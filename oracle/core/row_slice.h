@@ -8,8 +8,9 @@
 
 namespace lmo::oracle {
 
-// Rows [begin, end) of every input; each must have `rows` rows as its leading dimension
-// (std::logic_error otherwise: the op's independent_rows() was wrong).
-InputSet row_slice(const InputSet& in, int64_t rows, int64_t begin, int64_t end);
+// Rows [begin, end) of op's inputs: those with rows (Op::row_input) sliced, each of which must
+// have `rows` rows as its leading dimension (std::logic_error otherwise: the op's
+// independent_rows() was wrong); the others whole.
+InputSet row_slice(const Op& op, const InputSet& in, int64_t rows, int64_t begin, int64_t end);
 
 }  // namespace lmo::oracle

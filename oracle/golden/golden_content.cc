@@ -209,7 +209,7 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
     for (int64_t b = 0; b < rows; b += block) {
       const int64_t e = std::min(rows, b + block);
       const std::unique_ptr<Op> part = op.with_rows(e - b);
-      const ExactValues v = exact_values(*part, row_slice(in, rows, b, e), c.formats);
+      const ExactValues v = exact_values(*part, row_slice(op, in, rows, b, e), c.formats);
       for (size_t k = 0; k < decls.size(); ++k) {
         const int64_t offset = b * (ref::checked_numel(decls[k].shape) / rows);
         for (ref::Format f : c.formats) {

@@ -36,6 +36,13 @@ class ElementwiseOp : public GenericOp<ElementwiseOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override { return 10.0 * static_cast<double>(p_.n); }
+  // Every element its own row.
+  int64_t independent_rows() const override { return p_.n; }
+  std::unique_ptr<Op> with_rows(int64_t rows) const override {
+    ElementwiseParams p = p_;
+    p.n = rows;
+    return std::make_unique<ElementwiseOp>(p);
+  }
   // compute<mp> plus the condition numbers the gelu policies need (policy.h, arg_error).
   void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>

@@ -35,6 +35,14 @@ class FfnOp : public GenericOp<FfnOp> {
     return (p_.gated ? 6.0 : 4.0) * static_cast<double>(p_.tokens) * static_cast<double>(p_.d) *
            static_cast<double>(p_.d_ff);
   }
+  // Rows are tokens: x per row, the weights and biases read whole.
+  int64_t independent_rows() const override { return p_.tokens; }
+  std::unique_ptr<Op> with_rows(int64_t rows) const override {
+    FfnParams p = p_;
+    p.tokens = rows;
+    return std::make_unique<FfnOp>(p);
+  }
+  bool row_input(std::string_view name) const override { return name == "x"; }
   // compute<mp> plus the error scale of the naive-relative policy (ffn_error_scale.h).
   void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>

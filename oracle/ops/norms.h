@@ -26,6 +26,14 @@ class NormOp : public GenericOp<NormOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override;
   double cost() const override { return 5.0 * static_cast<double>(p_.rows * p_.d); }
+  // Rows are tokens: x and the residual per row, the weights read whole.
+  int64_t independent_rows() const override { return p_.rows; }
+  std::unique_ptr<Op> with_rows(int64_t rows) const override {
+    NormParams p = p_;
+    p.rows = rows;
+    return std::make_unique<NormOp>(p);
+  }
+  bool row_input(std::string_view name) const override { return name == "x" || name == "residual"; }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // rmsnorm: form (divide | rsqrt), inv_rms and normed (formats): ref::NormRounding;

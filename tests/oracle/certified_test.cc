@@ -178,7 +178,17 @@ TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
       R"({"id": "ce-cap", "op": "cross_entropy", "seed": 8, "formats": ["bf16"],
           "params": {"rows": 3, "vocab": 500, "softcap": 30}})",
       R"({"id": "softmax", "op": "softmax", "seed": 9, "formats": ["f16"],
-          "params": {"rows": 5, "n": 777}})"};
+          "params": {"rows": 5, "n": 777}})",
+      R"({"id": "rmsnorm", "op": "rmsnorm", "seed": 10, "formats": ["bf16"],
+          "params": {"rows": 6, "d": 300, "eps": 1e-6}})",
+      R"({"id": "fused", "op": "fused_add_rmsnorm", "seed": 11, "formats": ["bf16"],
+          "params": {"rows": 4, "d": 200, "eps": 1e-6}})",
+      R"({"id": "gelu", "op": "gelu", "seed": 12, "formats": ["bf16", "f32"],
+          "params": {"n": 3000}})",
+      R"({"id": "glu-ffn", "op": "glu_ffn", "seed": 13, "formats": ["bf16"],
+          "params": {"tokens": 5, "d": 48, "d_ff": 96, "activation": "gelu"}})",
+      R"({"id": "ffn-bias", "op": "ffn", "seed": 14, "formats": ["f32"],
+          "params": {"tokens": 4, "d": 32, "d_ff": 64, "bias": true, "activation": "relu"}})"};
   for (const char* text : cases) {
     const Case c = parse_case(json::parse(text), "<certified_test>", "case");
     set_golden_block_elements_for_testing(int64_t{1} << 40);
