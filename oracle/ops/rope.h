@@ -110,6 +110,16 @@ class RopeOp : public GenericOp<RopeOp> {
   std::vector<InputDecl> inputs() const override;
   std::vector<OutputDecl> outputs() const override { return {{"y", {p_.tokens, width()}}}; }
   double cost() const override;
+  // Rows are tokens (x, positions and the table per token). A block of a packed batch keeps its
+  // positions, which the packing only served to draw.
+  int64_t independent_rows() const override { return p_.tokens; }
+  std::unique_ptr<Op> with_rows(int64_t rows) const override {
+    RopeParams p = p_;
+    p.tokens = rows;
+    p.cu_seqlens.clear();
+    p.position_offsets.clear();
+    return std::make_unique<RopeOp>(p);
+  }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // rope (angles from positions): angle (f32 | f64), table and products (formats).

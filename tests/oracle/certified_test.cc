@@ -188,7 +188,16 @@ TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
       R"({"id": "glu-ffn", "op": "glu_ffn", "seed": 13, "formats": ["bf16"],
           "params": {"tokens": 5, "d": 48, "d_ff": 96, "activation": "gelu"}})",
       R"({"id": "ffn-bias", "op": "ffn", "seed": 14, "formats": ["f32"],
-          "params": {"tokens": 4, "d": 32, "d_ff": 64, "bias": true, "activation": "relu"}})"};
+          "params": {"tokens": 4, "d": 32, "d_ff": 64, "bias": true, "activation": "relu"}})",
+      R"({"id": "rope", "op": "rope", "seed": 15, "formats": ["bf16"],
+          "params": {"tokens": 6, "heads": 2, "head_dim": 16, "layout": "half_split",
+                     "base": 10000, "max_position": 4096}})",
+      R"({"id": "rope-packed", "op": "rope", "seed": 16, "formats": ["bf16"],
+          "params": {"tokens": 6, "heads": 1, "head_dim": 16, "layout": "interleaved",
+                     "base": 10000, "cu_seqlens": [0, 2, 6]}})",
+      R"({"id": "rope-table", "op": "rope_table", "seed": 17, "formats": ["bf16"],
+          "params": {"tokens": 5, "heads": 2, "head_dim": 16, "layout": "half_split",
+                     "base": 10000, "max_position": 4096}})"};
   for (const char* text : cases) {
     const Case c = parse_case(json::parse(text), "<certified_test>", "case");
     set_golden_block_elements_for_testing(int64_t{1} << 40);
