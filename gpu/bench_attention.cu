@@ -30,7 +30,7 @@ void check_blas(const std::string& what, cublasStatus_t e) {
 }
 
 // Values in [-1, 1) from a multiplicative hash of the index: ordinary numbers whose logits stay
-// a few units wide (tools/attention_workloads.cc's pattern).
+// a few units wide (bench/attention_workloads.cc's pattern).
 template <class T>
 __global__ void fill_kernel(T* p, int64_t n, uint32_t salt) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
@@ -107,7 +107,7 @@ ComputeBenchRow bench_compute(const std::string& op, Storage s, int64_t tokens, 
   row.op = op;
   std::function<cudaError_t()> kernel;
   if (op == "attention" || op == "attention_decode") {
-    // Prefill: Llama-3-8B-like heads (tools/attention_workloads.cc); decode: a Llama-3-70B-like
+    // Prefill: Llama-3-8B-like heads (bench/attention_workloads.cc); decode: a Llama-3-70B-like
     // step (64 query heads on 8 KV heads) over a cache of 16·tokens.
     const bool decode = op == "attention_decode";
     AttentionArgs a;

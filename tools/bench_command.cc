@@ -10,16 +10,16 @@
 #include <optional>
 #include <regex>
 
-#include "attention_workloads.h"
-#include "bandwidth.h"
+#include "bench/attention_workloads.h"
+#include "bench/bandwidth.h"
+#include "bench/cache_rate.h"
+#include "bench/flop_rate.h"
 #include "bench/memory_workloads.h"
 #include "bench_gpu.h"
 #include "bench_gpu_compute.h"
-#include "cache_rate.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
-#include "flop_rate.h"
 #include "oracle/backends/backend.h"
 #include "oracle/core/case_error.h"
 

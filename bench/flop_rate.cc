@@ -1,11 +1,11 @@
-#include "flop_rate.h"
+#include "bench/flop_rate.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
+#include "bench/timing.h"
 #include "fast/blas.h"
-#include "timing.h"
 
 namespace lmo::tools {
 

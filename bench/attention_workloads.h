@@ -1,5 +1,5 @@
 // The compute-bound fast/ kernels as benchmark workloads: attention prefill (causal, GQA) with
-// its useful operation count and the sgemm shape it is compared with (tools/flop_rate.h).
+// its useful operation count and the sgemm shape it is compared with (bench/flop_rate.h).
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,11 @@
-#include "bandwidth.h"
+#include "bench/bandwidth.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
-#include "timing.h"
+#include "bench/timing.h"
 
 namespace lmo::tools {
 

@@ -1,4 +1,4 @@
-#include "attention_workloads.h"
+#include "bench/attention_workloads.h"
 
 #include <cstdio>
 #include <stdexcept>

@@ -1,9 +1,9 @@
-#include "cache_rate.h"
+#include "bench/cache_rate.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "timing.h"
+#include "bench/timing.h"
 
 namespace lmo::tools {
 
