@@ -7,7 +7,7 @@
 
 #include "bench/timing.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
                                   const std::function<void()>& kernel,
@@ -42,4 +42,4 @@ BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
   return s;
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench
