@@ -1,6 +1,6 @@
-// gpu/bench_attention.h: the attention workloads on device arrays (values from a hash of the
-// index, as gpu/bench.cu fills them) and cudaEvent timing (gpu/bench_timing.cuh) against
-// cublasSgemm.
+// bench/gpu/attention_workloads.h: the attention workloads on device arrays (values from a hash
+// of the index, as bench/gpu/memory_workloads.cu fills them) and cudaEvent timing
+// (bench/gpu/timing.cuh) against cublasSgemm.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/bench_attention.h"
-#include "gpu/bench_timing.cuh"
+#include "bench/gpu/attention_workloads.h"
+#include "bench/gpu/timing.cuh"
 #include "gpu/common.cuh"
 #include "gpu/launch_attention.h"
 
