@@ -40,7 +40,7 @@ std::vector<std::string> memory_workload_names();
 Workload memory_workload(const std::string& name, oracle::Backend& backend, ref::Format f,
                          int64_t elements);
 
-// The same on a cache-resident size (tools/cache_rate.h): the largest whole number of rows, at
+// The same on a cache-resident size (bench/cache_rate.h): the largest whole number of rows, at
 // most as many as memory_workload(name, backend, f, elements) has, whose traffic is at most
 // max_bytes; but at least one row, even where one row moves more (cross_entropy's 128256-wide
 // row moves 1 MiB in f32): a kernel is never timed on a shape it is not benchmarked on.

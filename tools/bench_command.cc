@@ -10,16 +10,16 @@
 #include <optional>
 #include <regex>
 
-#include "attention_workloads.h"
-#include "bandwidth.h"
+#include "bench/attention_workloads.h"
+#include "bench/bandwidth.h"
+#include "bench/cache_rate.h"
+#include "bench/flop_rate.h"
 #include "bench/memory_workloads.h"
 #include "bench_gpu.h"
 #include "bench_gpu_compute.h"
-#include "cache_rate.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
-#include "flop_rate.h"
 #include "oracle/backends/backend.h"
 #include "oracle/core/case_error.h"
 
@@ -200,10 +200,10 @@ int run_bench(const BenchArgs& a) {
       // they all have rows to split.
       const lmo::bench::Workload cw =
           lmo::bench::memory_workload_in_cache(name, *runner, f, size, kCacheBytes * a.threads);
-      lmo::tools::CacheBatches batches(cw.bytes, std::max(w.bytes, kMinBatchBytes), cw.run);
-      const lmo::tools::BandwidthSample m =
-          lmo::tools::measure_bandwidth(w.bytes, reps, w.run, [&] { batches.time_once(); });
-      const lmo::tools::CacheSample c = batches.sample();
+      lmo::bench::CacheBatches batches(cw.bytes, std::max(w.bytes, kMinBatchBytes), cw.run);
+      const lmo::bench::BandwidthSample m =
+          lmo::bench::measure_bandwidth(w.bytes, reps, w.run, [&] { batches.time_once(); });
+      const lmo::bench::CacheSample c = batches.sample();
       // Every run wrote its whole output and nothing beyond it.
       w.check_written();
       cw.check_written();
@@ -242,12 +242,12 @@ int run_bench(const BenchArgs& a) {
   const int64_t tokens = a.quick ? 256 : 2048;
   bool compute_header = false;
   for (lmo::fast::Storage s : formats) {
-    for (const std::string& op : lmo::tools::compute_workload_ops()) {
+    for (const std::string& op : lmo::bench::compute_workload_ops()) {
       if (!std::regex_search(op, filter)) continue;
-      const lmo::tools::ComputeWorkload w = lmo::tools::compute_workload(op, s, tokens);
+      const lmo::bench::ComputeWorkload w = lmo::bench::compute_workload(op, s, tokens);
       if (tty) std::fprintf(stderr, "\rbench: %s %s ...   ", w.op.c_str(), lmo::fast::storage_name(s).data());
-      const lmo::tools::FlopSample m =
-          lmo::tools::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
+      const lmo::bench::FlopSample m =
+          lmo::bench::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
       const std::string format(lmo::fast::storage_name(s));
       const std::string gemm_shape = std::to_string(w.gemm_m) + "x" + std::to_string(w.gemm_n) +
                                      "x" + std::to_string(w.gemm_k);

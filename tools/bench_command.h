@@ -1,5 +1,5 @@
 // `lmoracle bench`: memory-bound kernels' achieved bandwidth as a ratio to a memcpy of the same
-// traffic measured in the same run (tools/bandwidth.h), as a table or JSON rows.
+// traffic measured in the same run (bench/bandwidth.h), as a table or JSON rows.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -4,8 +4,8 @@
 
 #include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
+#include "bench/gpu/memory_workloads.h"
 #include "gpu/api.h"
-#include "gpu/bench.h"
 #endif
 
 namespace lmo::tools {

@@ -1,6 +1,6 @@
-// `lmoracle bench --backend gpu`: the GPU kernels' rows (gpu/bench.h), in the JSON shape of the
-// fast rows (bench_command.cc). Without CUDA compiled, or without a usable device, it refuses
-// with lmo::oracle::InputError (exit 2) naming the reason: nothing is measured.
+// `lmoracle bench --backend gpu`: the GPU kernels' rows (bench/gpu/memory_workloads.h), in the JSON
+// shape of the fast rows (bench_command.cc). Without CUDA compiled, or without a usable device, it
+// refuses with lmo::oracle::InputError (exit 2) naming the reason: nothing is measured.
 #pragma once
 
 #include <cstdint>

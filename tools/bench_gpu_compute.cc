@@ -5,8 +5,8 @@
 
 #include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
+#include "bench/gpu/attention_workloads.h"
 #include "gpu/api.h"
-#include "gpu/bench_attention.h"
 #endif
 
 namespace lmo::tools {

@@ -1,7 +1,7 @@
 // `lmoracle bench --backend gpu`, compute-bound rows: attention, its decode step and MLA decode
-// (gpu/bench_attention.h) in GFLOP/s and as a ratio to a cuBLAS SGEMM of a comparable shape, in
-// the JSON shape of the fast backend's attention rows (sgemm_shape, sgemm_flops_per_s, ratio).
-// Called after gpu_bench_rows (tools/bench_gpu.h), which refuses when no device is usable.
+// (bench/gpu/attention_workloads.h) in GFLOP/s and as a ratio to a cuBLAS SGEMM of a comparable
+// shape, in the JSON shape of the fast backend's attention rows (sgemm_shape, sgemm_flops_per_s,
+// ratio). Called after gpu_bench_rows (tools/bench_gpu.h), which refuses when no device is usable.
 #pragma once
 
 #include <cstdint>

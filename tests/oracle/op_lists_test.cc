@@ -31,10 +31,10 @@ namespace fs = std::filesystem;
 
 // Files that still keep an op list, and why.
 const std::map<std::string, std::string> kAllowed = {
-    {"gpu/bench.cu",
+    {"bench/gpu/memory_workloads.cu",
      "the GPU bench workloads time device-resident kernels, which the gpu backend (host "
      "buffers, copies each call) cannot (issue #22: one perf harness)"},
-    {"gpu/bench_attention.cu", "the GPU attention bench workloads, likewise"},
+    {"bench/gpu/attention_workloads.cu", "the GPU attention bench workloads, likewise"},
 };
 
 std::set<std::string> op_names() {

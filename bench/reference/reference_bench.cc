@@ -1,6 +1,6 @@
 // Cost of the reference per output element on mp and float128, relative to the same formula on
 // double, measured in the same run (Google Benchmark). Run:
-//   build/tools/bench/reference_bench --benchmark_counters_tabular=true
+//   build/bench/reference/reference_bench --benchmark_counters_tabular=true
 // Each benchmark reports `ns_per_elem`; the ratio to the double row is the cost of exactness.
 #include <benchmark/benchmark.h>
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 struct BandwidthSample {
   double seconds = 0;         // median wall time of one kernel call
@@ -30,4 +30,4 @@ BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
                                   const std::function<void()>& kernel,
                                   const std::function<void()>& between = {});
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

@@ -1,7 +1,8 @@
-// The timing loop of the GPU benchmarks (gpu/bench.cu against a device-to-device copy,
-// gpu/bench_attention.cu against cuBLAS SGEMM): one untimed warm-up call of the kernel and of
-// its yardstick, then `repetitions` calls of each, alternating so that clock and thermal drift
-// reach both alike, each timed with cudaEvents on the default stream; the medians.
+// The timing loop of the GPU benchmarks (bench/gpu/memory_workloads.cu against a
+// device-to-device copy, bench/gpu/attention_workloads.cu against cuBLAS SGEMM): one untimed
+// warm-up call of the kernel and of its yardstick, then `repetitions` calls of each, alternating
+// so that clock and thermal drift reach both alike, each timed with cudaEvents on the default
+// stream; the medians.
 #pragma once
 
 #include <cuda_runtime.h>

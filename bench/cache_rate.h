@@ -11,7 +11,7 @@
 #include <functional>
 #include <vector>
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 struct CacheSample {
   double seconds = 0;      // median wall time of one kernel call (a batch's time / calls)
@@ -42,4 +42,4 @@ class CacheBatches {
   std::vector<double> seconds_;  // per call, one entry per batch
 };
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

@@ -1,5 +1,5 @@
 // The compute-bound fast/ kernels as benchmark workloads: attention prefill (causal, GQA) with
-// its useful operation count and the sgemm shape it is compared with (tools/flop_rate.h).
+// its useful operation count and the sgemm shape it is compared with (bench/flop_rate.h).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "fast/storage.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 struct ComputeWorkload {
   std::string op;     // the oracle's op name
@@ -29,4 +29,4 @@ const std::vector<std::string>& compute_workload_ops();
 // the list or tokens < 1.
 ComputeWorkload compute_workload(const std::string& op, fast::Storage s, int64_t tokens);
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

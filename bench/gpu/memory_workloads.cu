@@ -1,6 +1,6 @@
-// gpu/bench.h: the workloads (device arrays filled on the device with ordinary values) and the
-// cudaEvent timing (gpu/bench_timing.cuh) against a device-to-device cudaMemcpy of the same
-// traffic.
+// bench/gpu/memory_workloads.h: the workloads (device arrays filled on the device with ordinary
+// values) and the cudaEvent timing (bench/gpu/timing.cuh) against a device-to-device cudaMemcpy
+// of the same traffic.
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -8,19 +8,19 @@
 #include <string>
 #include <vector>
 
-#include "kernels/api/turns.h"
-#include "gpu/bench.h"
-#include "gpu/bench_timing.cuh"
+#include "bench/gpu/memory_workloads.h"
+#include "bench/gpu/timing.cuh"
 #include "gpu/common.cuh"
 #include "gpu/launch.h"
 #include "gpu/launch_positional.h"
+#include "kernels/api/turns.h"
 
 namespace lmo::gpu {
 namespace {
 
 void check(const std::string& what, cudaError_t e) { bench_timing::check("gpu::bench", what, e); }
 
-// Values in [-2, 2) from a multiplicative hash of the index (tools/fast_workloads.cc's pattern):
+// Values in [-2, 2) from a multiplicative hash of the index:
 // ordinary numbers, no subnormals, infinities or NaN; the values do not change the traffic.
 template <class T>
 __global__ void fill_kernel(T* p, int64_t n, uint32_t salt) {

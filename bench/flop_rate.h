@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 struct FlopSample {
   double seconds = 0;  // median wall time of one kernel call
@@ -26,4 +26,4 @@ struct FlopSample {
 FlopSample measure_flops(double flops, int repetitions, const std::function<void()>& kernel,
                          int64_t m, int64_t n, int64_t k);
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

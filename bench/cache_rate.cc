@@ -1,11 +1,11 @@
-#include "cache_rate.h"
+#include "bench/cache_rate.h"
 
 #include <stdexcept>
 #include <utility>
 
-#include "timing.h"
+#include "bench/timing.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 CacheBatches::CacheBatches(int64_t bytes, int64_t batch_bytes, std::function<void()> kernel)
     : bytes_(bytes), calls_(0), kernel_(std::move(kernel)) {
@@ -33,4 +33,4 @@ CacheSample CacheBatches::sample() const {
   return s;
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

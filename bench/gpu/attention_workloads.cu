@@ -1,6 +1,6 @@
-// gpu/bench_attention.h: the attention workloads on device arrays (values from a hash of the
-// index, as gpu/bench.cu fills them) and cudaEvent timing (gpu/bench_timing.cuh) against
-// cublasSgemm.
+// bench/gpu/attention_workloads.h: the attention workloads on device arrays (values from a hash
+// of the index, as bench/gpu/memory_workloads.cu fills them) and cudaEvent timing
+// (bench/gpu/timing.cuh) against cublasSgemm.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "gpu/bench_attention.h"
-#include "gpu/bench_timing.cuh"
+#include "bench/gpu/attention_workloads.h"
+#include "bench/gpu/timing.cuh"
 #include "gpu/common.cuh"
 #include "gpu/launch_attention.h"
 
@@ -30,7 +30,7 @@ void check_blas(const std::string& what, cublasStatus_t e) {
 }
 
 // Values in [-1, 1) from a multiplicative hash of the index: ordinary numbers whose logits stay
-// a few units wide (tools/attention_workloads.cc's pattern).
+// a few units wide (bench/attention_workloads.cc's pattern).
 template <class T>
 __global__ void fill_kernel(T* p, int64_t n, uint32_t salt) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
@@ -107,7 +107,7 @@ ComputeBenchRow bench_compute(const std::string& op, Storage s, int64_t tokens, 
   row.op = op;
   std::function<cudaError_t()> kernel;
   if (op == "attention" || op == "attention_decode") {
-    // Prefill: Llama-3-8B-like heads (tools/attention_workloads.cc); decode: a Llama-3-70B-like
+    // Prefill: Llama-3-8B-like heads (bench/attention_workloads.cc); decode: a Llama-3-70B-like
     // step (64 query heads on 8 KV heads) over a cache of 16·tokens.
     const bool decode = op == "attention_decode";
     AttentionArgs a;

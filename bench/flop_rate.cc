@@ -1,13 +1,13 @@
-#include "flop_rate.h"
+#include "bench/flop_rate.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
+#include "bench/timing.h"
 #include "fast/blas.h"
-#include "timing.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 FlopSample measure_flops(double flops, int repetitions, const std::function<void()>& kernel,
                          int64_t m, int64_t n, int64_t k) {
@@ -42,4 +42,4 @@ FlopSample measure_flops(double flops, int repetitions, const std::function<void
   return s;
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

@@ -3,7 +3,7 @@
 // rounding decisions, and MPFR. Prints one row per case with the two ratios; a measurement to
 // read and report, never a timed assertion.
 //
-//   build/tools/bench/certified_op_bench [--filter REGEX] [--case-file F]... [--no-mpfr]
+//   build/bench/reference/certified_op_bench [--filter REGEX] [--case-file F]... [--no-mpfr]
 #include <chrono>
 #include <cstdio>
 #include <regex>

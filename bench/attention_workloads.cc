@@ -1,4 +1,4 @@
-#include "attention_workloads.h"
+#include "bench/attention_workloads.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include "fast/attention.h"
 #include "fast/convert.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 namespace {
 
 using fast::Storage;
@@ -70,4 +70,4 @@ ComputeWorkload compute_workload(const std::string& op, Storage s, int64_t token
   throw std::invalid_argument("compute_workload: no workload for op \"" + op + "\"");
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 // Seconds one call of f takes (steady clock).
 inline double seconds_of(const std::function<void()>& f) {
@@ -23,4 +23,4 @@ inline double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

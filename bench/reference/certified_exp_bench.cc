@@ -8,7 +8,7 @@
 //   ExpArb/p       Arb's ball exp at p bits; `undecided`: arb_can_round_arf to 53 bits fails.
 //   ExpDd          the chosen one: reference/dd_exp.h, double-double with a written bound
 //   ExpBall        the same inside Ball arithmetic (reference/ball.h), radius included.
-// Run: build/tools/bench/certified_exp_bench --benchmark_counters_tabular=true
+// Run: build/bench/reference/certified_exp_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 #include <mpfr.h>
 

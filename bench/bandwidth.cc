@@ -1,13 +1,13 @@
-#include "bandwidth.h"
+#include "bench/bandwidth.h"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
-#include "timing.h"
+#include "bench/timing.h"
 
-namespace lmo::tools {
+namespace lmo::bench {
 
 BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
                                   const std::function<void()>& kernel,
@@ -42,4 +42,4 @@ BandwidthSample measure_bandwidth(int64_t bytes, int repetitions,
   return s;
 }
 
-}  // namespace lmo::tools
+}  // namespace lmo::bench

@@ -2,7 +2,7 @@
 // gpu`): attention prefill, the decode step and absorbed MLA decode, in useful operations per
 // second and as a ratio to a cuBLAS SGEMM of a comparable shape (one head's Q Kᵀ) timed in the
 // same run, alternating with the kernel (cudaEvent timing, medians). The prefill workload is
-// tools/attention_workloads.h's (h 8, g 2, d 128, causal), so GPU and fast rows compare. Note
+// bench/attention_workloads.h's (h 8, g 2, d 128, causal), so GPU and fast rows compare. Note
 // that the kernels compute in double (gpu/api_attention.h) while SGEMM runs in f32 (no TF32).
 #pragma once
 
