@@ -42,6 +42,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "reference/chain_bound.h"
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "reference/parallel.h"
@@ -60,11 +61,6 @@ constexpr int64_t kMaxDim = int64_t{1} << 20;
 constexpr int64_t kMaxKeys = int64_t{1} << 21;
 
 std::atomic<EnclosureIsa> g_isa{EnclosureIsa::kAuto};
-
-// The block error of a chain of n terms with k words each, per unit of Σ|t| (header comment).
-constexpr double chain_coefficient(int64_t n, int64_t k) {
-  return 1.01 * static_cast<double>(k * n * (n + k - 1)) * kU * kU;
-}
 
 bool is_float(double x) {
   return std::isfinite(x) && static_cast<double>(static_cast<float>(x)) == x;

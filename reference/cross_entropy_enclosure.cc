@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "reference/chain_bound.h"
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "reference/fma_clones.h"
@@ -37,16 +38,14 @@
 namespace lmo::ref {
 namespace {
 
-constexpr double kU = 0x1p-53;
 constexpr double kF = 1 + 0x1p-30;
 constexpr double kRho = dd::kExpErr * (1 + 0x1p-40);
 constexpr double kLowest = -400;  // x_j below this: the path declines (header comment)
 constexpr int64_t kChain = 32;    // terms per 2Sum chain of S
 constexpr int64_t kMaxRow = int64_t{1} << 21;
 
-// The block error of a chain of n two-word terms per unit of Σ|t| (attention_enclosure.cc).
-constexpr double kChainCoefficient =
-    1.01 * static_cast<double>(2 * kChain * (kChain + 1)) * kU * kU;
+// The block error of a chain of kChain two-word terms per unit of Σ|t| (chain_bound.h).
+constexpr double kChainCoefficient = chain_coefficient(kChain, 2);
 
 // One row's outputs, or false where the path declines. eh, el: scratch of n doubles each.
 LMO_FMA_CLONES bool row(const double* z, int64_t n, int64_t t, double lambda, double* eh,

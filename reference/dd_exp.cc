@@ -46,12 +46,6 @@ struct Constants {
   std::array<DD, 256> table{};
 };
 
-DD dd_of(const mp& x) {
-  const double hi = static_cast<double>(x);
-  const double lo = static_cast<double>(mp(x - hi));
-  return {hi, lo};
-}
-
 Constants make_constants() {
   Constants c;
   const mp l = boost::multiprecision::log(mp(2)) / 256;

@@ -47,6 +47,7 @@
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "reference/fma_clones.h"
+#include "reference/split_constant.h"
 
 namespace lmo::oracle {
 namespace {
@@ -62,11 +63,6 @@ constexpr double kAbs = 0x1p-1000;
 constexpr int kTableBits = 6;
 constexpr int kTable = 1 << kTableBits;
 
-dd::DD to_dd(const mp& x) {
-  const double hi = static_cast<double>(x);
-  return {hi, static_cast<double>(mp(x - hi))};
-}
-
 // The constants, from MPFR once: π/2, the series' coefficients (−1)^k/(2k+1)! and (−1)^k/(2k)!,
 // and sin a_j, cos a_j.
 struct Constants {
@@ -79,20 +75,20 @@ const Constants& constants() {
   static const Constants c = [] {
     Constants k;
     const mp half_pi = boost::math::constants::pi<mp>() / 2;
-    k.half_pi = to_dd(half_pi);
+    k.half_pi = ref::dd_of(half_pi);
     mp f = 1;  // n!
     for (int n = 1; n <= 12; ++n) {
       f *= n;
       const mp term = ((n / 2) % 2 == 0 ? mp(1) : mp(-1)) / f;  // (−1)^⌊n/2⌋/n!
-      if (n % 2 == 1) k.sin_c[n / 2] = to_dd(term);
-      if (n % 2 == 0) k.cos_c[n / 2] = to_dd(term);
+      if (n % 2 == 1) k.sin_c[n / 2] = ref::dd_of(term);
+      if (n % 2 == 0) k.cos_c[n / 2] = ref::dd_of(term);
     }
     k.sin_c[0] = {1, 0};
     k.cos_c[0] = {1, 0};
     for (int j = 0; j < kTable; ++j) {
       const mp a = half_pi * (mp(j) + mp(0.5)) / kTable;
-      k.sin_a[j] = to_dd(mp(boost::multiprecision::sin(a)));
-      k.cos_a[j] = to_dd(mp(boost::multiprecision::cos(a)));
+      k.sin_a[j] = ref::dd_of(mp(boost::multiprecision::sin(a)));
+      k.cos_a[j] = ref::dd_of(mp(boost::multiprecision::cos(a)));
     }
     return k;
   }();
