@@ -18,6 +18,8 @@
 // for the fp8 formats.
 #pragma once
 
+#include <bit>
+#include <cfloat>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -77,10 +79,34 @@ class Sim {
   explicit operator float128() const { return decode<float128>(F, bits_); }
   double value() const { return decode<double>(F, bits_); }
 
-  friend Sim operator+(Sim a, Sim b) { return Sim(a.value() + b.value()); }
-  friend Sim operator-(Sim a, Sim b) { return Sim(a.value() - b.value()); }
-  friend Sim operator*(Sim a, Sim b) { return Sim(a.value() * b.value()); }
-  friend Sim operator/(Sim a, Sim b) { return Sim(a.value() / b.value()); }
+  friend Sim operator+(Sim a, Sim b) {
+    if constexpr (kNativeF32) {
+      const float r = a.as_float() + b.as_float();
+      if (native_result(a, b, r)) return from_float(r);
+    }
+    return Sim(a.value() + b.value());
+  }
+  friend Sim operator-(Sim a, Sim b) {
+    if constexpr (kNativeF32) {
+      const float r = a.as_float() - b.as_float();
+      if (native_result(a, b, r)) return from_float(r);
+    }
+    return Sim(a.value() - b.value());
+  }
+  friend Sim operator*(Sim a, Sim b) {
+    if constexpr (kNativeF32) {
+      const float r = a.as_float() * b.as_float();
+      if (native_result(a, b, r)) return from_float(r);
+    }
+    return Sim(a.value() * b.value());
+  }
+  friend Sim operator/(Sim a, Sim b) {
+    if constexpr (kNativeF32) {
+      const float r = a.as_float() / b.as_float();
+      if (native_result(a, b, r)) return from_float(r);
+    }
+    return Sim(a.value() / b.value());
+  }
   Sim operator-() const { return Sim(-value()); }
   Sim operator+() const { return *this; }
   Sim& operator+=(Sim o) { return *this = *this + o; }
@@ -103,6 +129,27 @@ class Sim {
   friend bool operator>=(Sim a, int b) { return a.value() >= b; }
 
  private:
+  // f32 on hardware that evaluates float operations in float (FLT_EVAL_METHOD 0: SSE, not x87):
+  // one IEEE operation is the exact result rounded once to nearest-even, the double path's
+  // value, without its two conversions (the naive kernels of `check` at real shapes are mostly
+  // these). Only where no flush-to-zero or denormals-are-zero mode could have touched it:
+  // operands normal or zero, result normal; the rest (and NaN, whose payload the double path
+  // makes canonical) take the double path. tests/reference/sim_float_test.cc compares both.
+  static constexpr bool kNativeF32 = F == Format::f32 && FLT_EVAL_METHOD == 0;
+  float as_float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits_)); }
+  static Sim from_float(float r) {
+    return from_bits(static_cast<bits_type>(std::bit_cast<uint32_t>(r)));
+  }
+  static bool normal_or_zero(uint32_t b) {
+    const uint32_t e = b & 0x7F800000u;
+    return e != 0x7F800000u && (e != 0 || (b & 0x7FFFFFu) == 0);
+  }
+  static bool native_result(Sim a, Sim b, float r) {
+    const uint32_t e = std::bit_cast<uint32_t>(r) & 0x7F800000u;
+    return e != 0 && e != 0x7F800000u && normal_or_zero(static_cast<uint32_t>(a.bits_)) &&
+           normal_or_zero(static_cast<uint32_t>(b.bits_));
+  }
+
   bits_type bits_ = 0;
 };
 

@@ -64,6 +64,29 @@ TEST(SimFloat, SixteenBitArithmeticIsCorrectlyRoundedOnRandomPairs) {
   random_pairs<Format::tf32>(300000);
 }
 
+// f32 takes the hardware's float operation where operands and result are normal (sim_float.h):
+// random patterns of every exponent, pairs of nearby values (cancellation to small and zero
+// results), subnormal operands and results, overflow: every result the exact one rounded once.
+TEST(SimFloat, F32ArithmeticIsCorrectlyRoundedOnBothPaths) {
+  random_pairs<Format::f32>(300000);
+  uint64_t s = 20261203;
+  const auto next = [&s] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(s >> 32);
+  };
+  using F32 = Sim<Format::f32>;
+  for (int k = 0; k < 200000; ++k) {
+    const uint32_t a = next();
+    // A neighbour a few ulps away, the same value, a subnormal, a value 2^±k apart.
+    for (const uint32_t b : {a + (next() & 7u), a, next() & 0x807FFFFFu,
+                             (a & 0x807FFFFFu) | ((next() % 254u + 1u) << 23)}) {
+      const F32 x = F32::from_bits(a), y = F32::from_bits(b);
+      if (!isfinite(x) || !isfinite(y)) continue;
+      check_binary_ops(x, y);
+    }
+  }
+}
+
 TEST(SimFloat, FmaRoundsOnceEvenWhenTheProductIsAMidpoint) {
   // (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8 lies exactly between two bf16 neighbours; a tiny addend
   // decides the direction. Rounding the product first (or a sum in double) would lose it.
