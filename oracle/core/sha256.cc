@@ -6,6 +6,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -79,8 +80,17 @@ std::atomic<bool> g_portable{false};
   _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
 }
 
+// CPUID directly: leaf 7's EBX bit 29 (SHA), leaf 1's ECX bit 19 (SSE4.1). (Clang 14's
+// __builtin_cpu_supports does not know "sha".)
+bool cpu_has_sha() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19))) return false;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 29)) != 0;
+}
+
 bool use_ni() {
-  static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  static const bool has = cpu_has_sha();
   return has && !g_portable.load(std::memory_order_relaxed);
 }
 #else
