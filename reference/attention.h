@@ -26,8 +26,10 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "reference/attention_f32.h"
 #include "reference/linalg.h"
 #include "reference/numeric.h"
 #include "reference/parallel.h"
@@ -383,6 +385,13 @@ Mat<T> attention(const Mat<T>& q, const Mat<T>& k, const Mat<T>& v, const Attent
   const int64_t dv = cfg.v_dim();
   Mat<T> out(q.rows, cfg.heads * dv);
   const bool contract = fma_contraction();  // the P̃V products fused into the sum (mul_add)
+  // The strict naive f32 kernel at real shapes: the same values on the hardware's floats.
+  if constexpr (std::is_same_v<T, Sim<Format::f32>> && std::is_same_v<Acc, T>) {
+    if (!rounding.scores && !rounding.probs && !rounding.sum && !rounding.acc &&
+        !rounding.late_normalize && attention_f32_native(q, k, v, cfg, contract, out)) {
+      return out;
+    }
+  }
   for_each_attention_row<T, Acc>(
       q, k, cfg,
       [&](int64_t i, int64_t head, int64_t kv, std::vector<T>& s, const std::vector<char>& vis) {

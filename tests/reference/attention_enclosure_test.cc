@@ -13,18 +13,13 @@
 #include <vector>
 
 #include "reference/attention.h"
+#include "tests/support/reference_attention_shape.h"
 #include "tests/support/splitmix.h"
 
 namespace lmo::ref {
 namespace {
 
-struct Shape {
-  std::string name;
-  int64_t tq, tk, h, g, d, dv;
-  MaskKind mask;
-  int64_t window = 0;
-  double qk_std = 1;
-};
+using Shape = testdata::RefAttentionShape;
 
 // Float values, roughly normal (a sum of uniforms), times std.
 Mat<double> floats(int64_t rows, int64_t cols, double std, uint64_t seed) {
@@ -41,22 +36,6 @@ Mat<mp> to_mp(const Mat<double>& m) {
   Mat<mp> r(m.rows, m.cols);
   for (size_t i = 0; i < m.data.size(); ++i) r.data[i] = mp(m.data[i]);
   return r;
-}
-
-AttentionConfig config(const Shape& s) {
-  AttentionConfig c;
-  c.heads = s.h;
-  c.kv_heads = s.g;
-  c.head_dim = s.d;
-  c.value_dim = s.dv;
-  c.mask = s.mask;
-  c.window = s.window;
-  if (s.mask == MaskKind::kDocument) {
-    c.document_ids.assign(static_cast<size_t>(s.tk), 0);
-    for (int64_t j = 0; j < s.tk; ++j)
-      c.document_ids[static_cast<size_t>(j)] = j < 29 ? 0 : (j < 61 ? 1 : 2);
-  }
-  return c;
 }
 
 class AttentionEnclosure : public ::testing::TestWithParam<EnclosureIsa> {
@@ -80,9 +59,9 @@ TEST_P(AttentionEnclosure, ContainsTheMpfrValuesWithTinyRadii) {
   uint64_t seed = 1;
   for (const Shape& s : shapes) {
     SCOPED_TRACE(s.name);
-    const AttentionConfig cfg = config(s);
-    const Mat<double> q = floats(s.tq, s.h * s.d, s.qk_std, seed++);
-    const Mat<double> k = floats(s.tk, s.g * s.d, s.qk_std, seed++);
+    const AttentionConfig cfg = testdata::ref_attention_config(s);
+    const Mat<double> q = floats(s.tq, s.h * s.d, s.qk_scale, seed++);
+    const Mat<double> k = floats(s.tk, s.g * s.d, s.qk_scale, seed++);
     const Mat<double> v = floats(s.tk, s.g * s.dv, 1, seed++);
     const std::optional<std::vector<Ball>> balls = attention_enclosure(q, k, v, cfg);
     ASSERT_TRUE(balls.has_value());
@@ -111,7 +90,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, AttentionEnclosure,
 
 TEST(AttentionEnclosureScope, DeclinesWhatItsBoundsDoNotCover) {
   const Shape s{"", 8, 8, 2, 2, 8, 8, MaskKind::kCausal};
-  AttentionConfig cfg = config(s);
+  AttentionConfig cfg = testdata::ref_attention_config(s);
   const Mat<double> q = floats(8, 16, 1, 7), k = floats(8, 16, 1, 8), v = floats(8, 16, 1, 9);
   ASSERT_TRUE(attention_enclosure(q, k, v, cfg).has_value());
   // f64 inputs: the products q·k would not be exact in double.

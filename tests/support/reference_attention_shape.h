@@ -1,0 +1,41 @@
+// A shape for the reference-only attention tests (attention_enclosure_test, attention_f32_test):
+// sizes, mask and the scales of the seeded inputs, and the reference's AttentionConfig for it.
+// (tests/support/attention_inputs.h is the kernels' counterpart, on the kernel argument types.)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "reference/attention.h"
+
+namespace lmo::testdata {
+
+struct RefAttentionShape {
+  std::string name;
+  int64_t tq, tk, h, g, d, dv;
+  ref::MaskKind mask;
+  int64_t window = 0;
+  double qk_scale = 1;  // the spread of q and k
+  bool subtract_max = true;
+  double v_scale = 1;  // the spread of v
+};
+
+// The config of s; a document mask splits the keys into documents [0, 29), [29, 61), [61, …).
+inline ref::AttentionConfig ref_attention_config(const RefAttentionShape& s) {
+  ref::AttentionConfig c;
+  c.heads = s.h;
+  c.kv_heads = s.g;
+  c.head_dim = s.d;
+  c.value_dim = s.dv;
+  c.mask = s.mask;
+  c.window = s.window;
+  c.subtract_max = s.subtract_max;
+  if (s.mask == ref::MaskKind::kDocument) {
+    c.document_ids.assign(static_cast<size_t>(s.tk), 0);
+    for (int64_t j = 0; j < s.tk; ++j)
+      c.document_ids[static_cast<size_t>(j)] = j < 29 ? 0 : (j < 61 ? 1 : 2);
+  }
+  return c;
+}
+
+}  // namespace lmo::testdata
