@@ -112,7 +112,7 @@ struct RowKernel {
   int64_t t_k;
   const std::vector<float>& kt;  // per KV head: d rows of ld floats (keys transposed, 0-padded)
   int64_t ld;
-  const std::vector<float>& vf;  // V as floats, V's layout
+  const std::vector<float>& vf;  // per KV head: V's T_k rows of d_v floats, contiguous
   float scale;
 
   void operator()(int64_t i, int64_t head, std::span<F32> o) const {
@@ -151,7 +151,7 @@ struct RowKernel {
     }
     for (const int64_t j : keys) s[static_cast<size_t>(j)] = s[static_cast<size_t>(j)] / z;
     // P·V: blocks of components, then vectors of them, then one component at a time.
-    const int64_t ldv = cfg.kv_heads * dv;
+    const float* vh = vf.data() + kv * t_k * dv;
     float acc[kComponentBlock];
     int64_t c0 = 0;
     const auto store = [&](int64_t n) {
@@ -159,17 +159,17 @@ struct RowKernel {
       c0 += n;
     };
     while (c0 + kComponentBlock <= dv) {
-      pv_block(keys, s.data(), vf.data(), ldv, kv * dv + c0, acc);
+      pv_block(keys, s.data(), vh, dv, c0, acc);
       store(kComponentBlock);
     }
     while (c0 + kLanes <= dv) {
-      pv_lanes(keys, s.data(), vf.data(), ldv, kv * dv + c0, acc);
+      pv_lanes(keys, s.data(), vh, dv, c0, acc);
       store(kLanes);
     }
     for (; c0 < dv; ++c0) {
       float a = 0;
       for (const int64_t j : keys) {
-        a = a + s[static_cast<size_t>(j)] * vf[static_cast<size_t>(j * ldv + kv * dv + c0)];
+        a = a + s[static_cast<size_t>(j)] * vh[j * dv + c0];
       }
       o[static_cast<size_t>(c0)] = as_sim(a);
     }
@@ -187,8 +187,9 @@ bool attention_f32_native(const Mat<F32>& q, const Mat<F32>& k, const Mat<F32>& 
 #endif
   if (!g_native || contract || cfg.soft_cap || !cfg.logit_bias.empty()) return false;
   const int64_t d = cfg.head_dim, dv = cfg.v_dim(), g = cfg.kv_heads, t_k = k.rows;
-  // Keys transposed per KV head, padded with zeros to whole blocks.
-  const int64_t ld = (t_k + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+  // Keys transposed per KV head, padded with zeros to whole blocks, and one cache line more: rows
+  // a power of two apart would all fall in the same few sets of the L1 cache.
+  const int64_t ld = (t_k + kKeyBlock - 1) / kKeyBlock * kKeyBlock + 16;
   std::vector<float> kt(static_cast<size_t>(g * d * ld), 0.0f);
   for (int64_t j = 0; j < t_k; ++j) {
     for (int64_t kv = 0; kv < g; ++kv) {
@@ -197,12 +198,20 @@ bool attention_f32_native(const Mat<F32>& q, const Mat<F32>& k, const Mat<F32>& 
       }
     }
   }
+  // V per KV head, its rows contiguous: P·V streams them in order.
   std::vector<float> vf(v.data.size());
-  if (!vf.empty()) std::memcpy(vf.data(), v.data.data(), vf.size() * sizeof(float));
+  for (int64_t kv = 0; kv < g; ++kv) {
+    for (int64_t j = 0; j < t_k; ++j) {
+      for (int64_t c = 0; c < dv; ++c) {
+        vf[static_cast<size_t>((kv * t_k + j) * dv + c)] = as_float(v(j, kv * dv + c));
+      }
+    }
+  }
   const F32 scale = attention_scale<F32>(cfg);
   const RowKernel row{q, cfg, t_k, kt, ld, vf, as_float(scale)};
+  // Head by head, so that a thread's consecutive rows read the same keys and values from cache.
   parallel_for(q.rows * cfg.heads, [&](int64_t task) {
-    const int64_t i = task / cfg.heads, head = task % cfg.heads;
+    const int64_t head = task / q.rows, i = task % q.rows;
     const std::span<F32> o =
         out.row(i).subspan(static_cast<size_t>(head * dv), static_cast<size_t>(dv));
     if (ieee_float_mode()) {
