@@ -293,14 +293,17 @@ std::optional<T> attention_cap(const AttentionConfig& cfg) {
 
 // Calls body(i, head, kv, logits, visible) for every query row i and query head, in parallel
 // (each call writes only its own output slots), with that row's logits and mask from
-// attention_row_logits: the part attention, its probabilities and its tiled form share.
+// attention_row_logits: the part attention, its probabilities and its tiled form share. Head
+// by head: a thread's consecutive rows read the same keys, and the threads' contiguous shares
+// get equal parts of a causal mask's triangle (row-major halves would give one three times the
+// other's work).
 template <class T, class Acc, class Body>
 void for_each_attention_row(const Mat<T>& q, const Mat<T>& k, const AttentionConfig& cfg,
                             Body body) {
   const T scale = attention_scale<T>(cfg);
   const std::optional<T> cap = attention_cap<T>(cfg);
   parallel_for(q.rows * cfg.heads, [&](int64_t task) {
-    const int64_t i = task / cfg.heads, head = task % cfg.heads;
+    const int64_t head = task / q.rows, i = task % q.rows;
     std::vector<T> s;
     std::vector<char> vis;
     attention_row_logits<T, Acc>(q, k, cfg, scale, cap, i, head, s, vis);
