@@ -14,22 +14,14 @@
 
 #include "reference/attention.h"
 #include "tests/support/reference_attention_shape.h"
-#include "tests/support/splitmix.h"
 
 namespace lmo::ref {
 namespace {
 
 using Shape = testdata::RefAttentionShape;
 
-// Float values, roughly normal (a sum of uniforms), times std.
-Mat<double> floats(int64_t rows, int64_t cols, double std, uint64_t seed) {
-  testing::SplitMix64 s{seed};
-  Mat<double> m(rows, cols);
-  for (double& x : m.data) {
-    const double u = s.unit() + s.unit() + s.unit() - 1.5;
-    x = static_cast<double>(static_cast<float>(2 * u * std));
-  }
-  return m;
+Mat<double> floats(int64_t rows, int64_t cols, double scale, uint64_t seed) {
+  return testdata::ref_attention_values<double>(rows, cols, scale, seed);
 }
 
 Mat<mp> to_mp(const Mat<double>& m) {

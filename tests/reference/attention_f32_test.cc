@@ -15,7 +15,6 @@
 #include "reference/contraction.h"
 #include "reference/parallel.h"
 #include "tests/support/reference_attention_shape.h"
-#include "tests/support/splitmix.h"
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -28,15 +27,8 @@ using F32 = Sim<Format::f32>;
 
 using Shape = testdata::RefAttentionShape;
 
-// Float values, roughly normal (a sum of uniforms), times scale.
 Mat<F32> floats(int64_t rows, int64_t cols, double scale, uint64_t seed) {
-  testing::SplitMix64 s{seed};
-  Mat<F32> m(rows, cols);
-  for (F32& x : m.data) {
-    const double u = s.unit() + s.unit() + s.unit() - 1.5;
-    x = F32(static_cast<double>(static_cast<float>(2 * u)) * scale);
-  }
-  return m;
+  return testdata::ref_attention_values<F32>(rows, cols, scale, seed);
 }
 
 struct Problem {

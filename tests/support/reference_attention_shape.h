@@ -7,6 +7,7 @@
 #include <string>
 
 #include "reference/attention.h"
+#include "tests/support/splitmix.h"
 
 namespace lmo::testdata {
 
@@ -36,6 +37,18 @@ inline ref::AttentionConfig ref_attention_config(const RefAttentionShape& s) {
       c.document_ids[static_cast<size_t>(j)] = j < 29 ? 0 : (j < 61 ? 1 : 2);
   }
   return c;
+}
+
+// rows × cols float values, roughly normal (a sum of three uniforms), times scale, as T.
+template <class T>
+ref::Mat<T> ref_attention_values(int64_t rows, int64_t cols, double scale, uint64_t seed) {
+  testing::SplitMix64 s{seed};
+  ref::Mat<T> m(rows, cols);
+  for (T& x : m.data) {
+    const double u = s.unit() + s.unit() + s.unit() - 1.5;
+    x = T(static_cast<double>(static_cast<float>(2 * u * scale)));
+  }
+  return m;
 }
 
 }  // namespace lmo::testdata
