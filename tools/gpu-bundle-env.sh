@@ -4,11 +4,22 @@
 # PyTorch's CUDA wheels; and LMO_CASES_DIR, the built-in cases. A machine without cuBLAS runs
 # everything but lmoracle; env.sh says so on stderr.
 bundle_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# The payload, unpacked once (a third of its size travels packed).
+# The payload, unpacked once (it travels as xz, under a tenth of its size). Without the xz
+# program (tar -J needs it), Python's lzma and tarfile modules unpack it.
 bundle_root=${LMO_BUNDLE_ROOT:-$bundle_dir/unpacked}
+bundle_unpack() {
+  if command -v xz >/dev/null; then
+    tar -xJf "$bundle_dir/payload.tar.xz" -C "$bundle_root"
+  else
+    python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    t.extractall(sys.argv[2], **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))' \
+      "$bundle_dir/payload.tar.xz" "$bundle_root"
+  fi
+}
 if [ ! -f "$bundle_root/.unpacked" ]; then
-  mkdir -p "$bundle_root" && tar -xzf "$bundle_dir/payload.tar.gz" -C "$bundle_root" &&
-    touch "$bundle_root/.unpacked" || echo "env.sh: cannot unpack the payload into $bundle_root" >&2
+  mkdir -p "$bundle_root" && bundle_unpack && touch "$bundle_root/.unpacked" ||
+    echo "env.sh: cannot unpack the payload into $bundle_root" >&2
 fi
 bundle_cublas=
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64 \
