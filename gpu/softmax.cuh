@@ -55,9 +55,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// z'_j = cap·tanh(z_j/cap) when cap > 0, else z_j.
+// z'_j = cap·tanh(z_j/cap) when cap > 0, else z_j. The product is rounded (__dmul_rn) so that
+// every pass recomputes the same z'_j: nvcc would otherwise fuse it into the subtraction of
+// e^{z'_j − m} as fma(cap, tanh, −m), the unrounded product minus its own rounding, and where
+// z' is large (cap 5e25: an ulp of 2^33) the row's maximum term becomes e^{−2^33} = 0, S = 0
+// and log Z = −∞ (KernelCrossEntropy.ExtremeCaps on an H200, 2026-12-04).
 __device__ __forceinline__ double capped(double v, double cap) {
-  return cap > 0.0 ? cap * tanh(v / cap) : v;
+  return cap > 0.0 ? __dmul_rn(cap, tanh(v / cap)) : v;
 }
 
 template <class T>
