@@ -5,9 +5,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 #include "oracle/core/case_inputs.h"
 #include "oracle/core/certified.h"
+#include "oracle/core/row_slice.h"
 #include "oracle/golden/golden_content.h"
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/policy_table.h"
@@ -131,8 +133,63 @@ ref::Format real_storage(const Case& c, const Source& s, const std::vector<Outpu
   return c.formats.front();
 }
 
+// A floating output as the kernel gave it, checked against the case: its tensor, the storage
+// format f the kernel ran in, the format `of` it is stored in (f, unless the output has a
+// format of its own), and the golden file's tensor of it when grading against one.
+struct GivenOutput {
+  const ref::Tensor* got = nullptr;
+  ref::Format f = ref::Format::f32;
+  ref::Format of = ref::Format::f32;
+  const ref::Tensor* gold = nullptr;
+};
+
+GivenOutput given_output(const Case& c, const Source& s, const OutputDecl& d, ref::Format storage) {
+  const std::string key = s.prefix + d.name;
+  GivenOutput g;
+  g.got = &output_of(c, s, d);
+  const std::string format(ref::dtype_name(g.got->dtype()));
+  if (!ref::is_float(g.got->dtype())) {
+    throw InputError(s.file, key, "expected a floating-point output, got " + format);
+  }
+  g.f = d.format ? storage : ref::dtype_format(g.got->dtype());
+  g.of = output_format(d, g.f);
+  if (g.got->dtype() != ref::format_dtype(g.of)) {
+    throw InputError(s.file, key,
+                     "expected " + std::string(ref::format_name(g.of)) + " (op " + c.op +
+                         " stores this output in it whatever the storage format), got " + format);
+  }
+  if (s.golden) {
+    const auto it = s.golden->tensors.find(golden_output_name(d, g.of));
+    if (it == s.golden->tensors.end()) {
+      std::string formats;
+      for (ref::Format cf : c.formats) {
+        formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
+      }
+      throw InputError(s.file, key,
+                       "the golden file has no " + format + " output (it has: " + formats +
+                           "); write the kernel's output in one of those");
+    }
+    g.gold = &it->second;
+  }
+  return g;
+}
+
+void throw_damaged_golden(const Source& s, const OutputDecl& d, ref::Format of) {
+  throw InputError(s.golden_file, golden_output_name(d, of),
+                   "expected the correct rounding of the case's reference on the file's "
+                   "inputs; the values differ (the file was damaged or edited)");
+}
+
+CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
+                                    const CheckOptions& opt, int64_t block_rows);
+
 CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
                           const CheckOptions& opt) {
+  // At real shapes (an op with independent rows whose outputs exceed a block) the exact values
+  // of the whole op would not fit in memory: a block of rows at a time.
+  if (const int64_t block_rows = rows_per_block(case_op, case_op.outputs()); block_rows > 0) {
+    return judge_outputs_in_blocks(c, case_op, s, opt, block_rows);
+  }
   CheckReport r;
   r.case_id = c.id;
   const Recipe recipe = opt.recipe.value_or(c.recipe);
@@ -183,39 +240,14 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
       r.outputs.push_back(std::move(selections.at(k)));
       continue;
     }
-    const std::string key = s.prefix + d.name;
-    const ref::Tensor& got = output_of(c, s, d);
+    const GivenOutput given = given_output(c, s, d, storage);
+    const ref::Tensor& got = *given.got;
+    const ref::Format f = given.f, of = given.of;
+    const ref::Tensor* gold = given.gold;
     const Policy& policy = policy_for(c.op, d.name);
     CheckedOutput co;
     co.name = d.name;
     co.format = std::string(ref::dtype_name(got.dtype()));
-    if (!ref::is_float(got.dtype())) {
-      throw InputError(s.file, key, "expected a floating-point output, got " + co.format);
-    }
-    // f: the storage format the kernel ran in; of: the format this output is stored in (f,
-    // unless the output has a format of its own).
-    const ref::Format f = d.format ? storage : ref::dtype_format(got.dtype());
-    const ref::Format of = output_format(d, f);
-    if (got.dtype() != ref::format_dtype(of)) {
-      throw InputError(s.file, key,
-                       "expected " + std::string(ref::format_name(of)) + " (op " + c.op +
-                           " stores this output in it whatever the storage format), got " +
-                           co.format);
-    }
-    const ref::Tensor* gold = nullptr;
-    if (s.golden) {
-      const auto g = s.golden->tensors.find(golden_output_name(d, of));
-      if (g == s.golden->tensors.end()) {
-        std::string formats;
-        for (ref::Format cf : c.formats) {
-          formats += (formats.empty() ? "" : ", ") + std::string(ref::format_name(cf));
-        }
-        throw InputError(s.file, key,
-                         "the golden file has no " + co.format + " output (it has: " + formats +
-                             "); write the kernel's output in one of those");
-      }
-      gold = &g->second;
-    }
     const auto& [in, exact] = exact_in(f);
     // Values paired with a top-k selection (the router's gates) are judged in the reference's
     // order of experts, whatever order the kernel returned its selection in (topk_pairing.h).
@@ -232,9 +264,7 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     // The file holds the values of the reference's own selection.
     if (gold && *gold != (on_kernel_selection ? rounded_output(d, case_exact_in(f, in)[k], of)
                                               : expected)) {
-      throw InputError(s.golden_file, golden_output_name(d, of),
-                       "expected the correct rounding of the case's reference on the file's "
-                       "inputs; the values differ (the file was damaged or edited)");
+      throw_damaged_golden(s, d, of);
     }
     const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
     const RecipeJudging how = judging_under(policy, d, bound);
@@ -274,6 +304,163 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
   if (real_format && (!r.pass || opt.diagnose)) {
     const auto& [in, exact] = exact_in(*real_format);
     r.diagnosis = diagnose(op, c.op, in, exact, real_outputs, recipe, *real_format);
+  }
+  return r;
+}
+
+// judge_outputs for an op with independent rows and no top-k output, a block of rows at a time:
+// the same verdicts (BlockVerdicts) with the exact values of one block in memory at once. An
+// output judged as one group (naive-relative, group 0) needs the whole tensor's max|naive − x|
+// first: a first pass over the blocks computes it, the second judges (each block's exact and
+// naive values computed twice, rather than held).
+CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
+                                    const CheckOptions& opt, int64_t block_rows) {
+  CheckReport r;
+  r.case_id = c.id;
+  const Recipe recipe = opt.recipe.value_or(c.recipe);
+  r.recipe = recipe.text();
+  const std::vector<OutputDecl> decls = op.outputs();
+  const ref::Format storage = real_storage(c, s, decls);
+  const int64_t rows = op.independent_rows();
+  struct Judged {
+    GivenOutput given;
+    RecipeJudging how;
+    int64_t per_row = 0;
+    mp naive_max = 0;
+    int64_t naive_excluded = 0;
+    std::optional<BlockVerdicts> verdicts;
+    int64_t worst_index = -1;
+    double worst_expected = 0;
+  };
+  std::vector<Judged> outs(decls.size());
+  std::map<ref::Format, bool> formats;  // the storage formats run; whether one needs a first pass
+  for (size_t k = 0; k < decls.size(); ++k) {
+    Judged& o = outs[k];
+    o.given = given_output(c, s, decls[k], storage);
+    o.how = judging_under(policy_for(c.op, decls[k].name), decls[k],
+                          bind_recipe(recipe, c.op, op, o.given.f));
+    o.per_row = ref::checked_numel(decls[k].shape) / rows;
+    if (o.how.group > 0 && o.per_row % o.how.group != 0) {
+      throw std::logic_error("check: output " + decls[k].name + " of " + c.op +
+                             " has groups across its rows");
+    }
+    o.verdicts.emplace(o.given.of);
+    formats[o.given.f] = formats[o.given.f] || (o.how.uses_naive && o.how.group == 0);
+  }
+  struct Block {
+    std::unique_ptr<Op> op;
+    InputSet in;
+    Outputs<ref::mp> exact;
+    Outputs<double> naive;
+  };
+  std::vector<const ref::Tensor*> real_outputs(decls.size(), nullptr);
+  const ref::Format real_format = outs.front().given.f;
+  int64_t diagnose_row = -1;
+  for (const auto& entry : formats) {
+    const ref::Format f = entry.first;
+    const bool two_passes = entry.second;
+    const InputSet in = s.inputs_in(f);
+    const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
+    bool naive_needed = false;
+    for (const Judged& o : outs)
+      naive_needed = naive_needed || (o.given.f == f && o.how.uses_naive);
+    const auto block = [&](int64_t b, int64_t e) {
+      Block bl;
+      bl.op = op.with_rows(e - b);
+      bl.in = row_slice(op, in, rows, b, e);
+      bl.exact = exact_outputs(*bl.op, bl.in, {&f, 1});
+      if (naive_needed) bl.naive = bl.op->simulated(ref::Format::f32, bl.in, bound);
+      return bl;
+    };
+    if (two_passes) {
+      for (int64_t b = 0; b < rows; b += block_rows) {
+        const Block bl = block(b, std::min(rows, b + block_rows));
+        for (size_t k = 0; k < decls.size(); ++k) {
+          Judged& o = outs[k];
+          if (o.given.f != f || !o.how.uses_naive || o.how.group != 0) continue;
+          int64_t excluded = 0;
+          const mp m = naive_max_error(bl.exact[k].values, bl.naive[k].values, excluded);
+          if (m > o.naive_max) o.naive_max = m;
+          o.naive_excluded += excluded;
+        }
+      }
+    }
+    for (int64_t b = 0; b < rows; b += block_rows) {
+      const int64_t e = std::min(rows, b + block_rows);
+      const Block bl = block(b, e);
+      const std::vector<OutputDecl> block_decls = bl.op->outputs();
+      for (size_t k = 0; k < decls.size(); ++k) {
+        Judged& o = outs[k];
+        if (o.given.f != f) continue;
+        const OutputValues<ref::mp>& x = bl.exact[k];
+        if (o.given.gold && slice_rows(*o.given.gold, rows, b, e) !=
+                                rounded_output(block_decls[k], x, o.given.of)) {
+          throw_damaged_golden(s, decls[k], o.given.of);
+        }
+        JudgeOptions jo;
+        jo.group = o.how.group;
+        jo.condition = x.condition;
+        jo.error_scale = x.error_scale;
+        jo.ftz = bound.ftz();
+        jo.whole_elements = o.given.got->numel();
+        jo.offset = b * o.per_row;
+        if (o.how.uses_naive) {
+          jo.naive = bl.naive[k].values;
+          jo.compute = ref::Format::f32;
+          if (jo.error_scale.empty()) jo.error_scale = bl.naive[k].error_scale;
+          if (o.how.group == 0) {
+            jo.whole_naive_max = o.naive_max;
+            jo.whole_naive_excluded = o.naive_excluded;
+          }
+        }
+        JudgeReference judged(o.how.policy, x.values, o.given.of, jo);
+        o.verdicts->add(judged, *o.given.got);
+        // The worst element's reference, while its block's exact values are at hand.
+        const int64_t w = o.verdicts->result().metrics.max_ulps_index;
+        if (w != o.worst_index) {
+          o.worst_index = w;
+          o.worst_expected = ref::decode<double>(
+              o.given.of, ref::encode(o.given.of, x.values[static_cast<size_t>(w - jo.offset)]));
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < decls.size(); ++k) {
+    Judged& o = outs[k];
+    CheckedOutput co;
+    co.name = decls[k].name;
+    co.format = std::string(ref::dtype_name(o.given.got->dtype()));
+    co.verdict = o.verdicts->result();
+    co.bound = bound_text(o.how.policy, o.given.of, co.verdict, r.recipe);
+    if (o.worst_index >= 0) {
+      co.worst_index = o.worst_index;
+      co.worst_actual = o.given.got->get(o.worst_index);
+      co.worst_expected = o.worst_expected;
+      co.worst_ulps = co.verdict.metrics.max_ulps;
+    }
+    if (o.given.f == real_format) real_outputs[k] = o.given.got;
+    if (r.pass && !co.verdict.pass && diagnose_row < 0) {
+      diagnose_row = co.verdict.first_index / o.per_row;
+    }
+    r.pass = r.pass && co.verdict.pass;
+    r.outputs.push_back(std::move(co));
+  }
+  if (diagnose_row < 0 && opt.diagnose) diagnose_row = 0;
+  if (diagnose_row >= 0) {
+    // The recipes ranked on the block of the first failure (the whole op's exact values are
+    // what this path avoids holding).
+    const int64_t b = diagnose_row / block_rows * block_rows, e = std::min(rows, b + block_rows);
+    const std::unique_ptr<Op> part = op.with_rows(e - b);
+    const InputSet in = row_slice(op, s.inputs_in(real_format), rows, b, e);
+    std::vector<ref::Tensor> sliced(decls.size());
+    std::vector<const ref::Tensor*> block_outputs(decls.size(), nullptr);
+    for (size_t k = 0; k < decls.size(); ++k) {
+      if (!real_outputs[k]) continue;
+      sliced[k] = slice_rows(*real_outputs[k], rows, b, e);
+      block_outputs[k] = &sliced[k];
+    }
+    r.diagnosis = diagnose(*part, c.op, in, exact_outputs(*part, in, {&real_format, 1}),
+                           block_outputs, recipe, real_format);
   }
   return r;
 }

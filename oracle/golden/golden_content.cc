@@ -1,7 +1,6 @@
 #include "oracle/golden/golden_content.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -85,11 +84,11 @@ nlohmann::json recipes_json(const Case& c, const Op& op) {
   }
   nlohmann::json points = nlohmann::json::array();
   for (const RoundingPoint& p : op.rounding_points()) {
-    points.push_back({{"name", p.name},
-                      {"values", p.choices.empty() ? nlohmann::json("format")
-                                                   : nlohmann::json(p.choices)},
-                      {"strict", p.strict},
-                      {"what", p.what}});
+    points.push_back(
+        {{"name", p.name},
+         {"values", p.choices.empty() ? nlohmann::json("format") : nlohmann::json(p.choices)},
+         {"strict", p.strict},
+         {"what", p.what}});
   }
   return {{"declared", with_implied_points(c.recipe, c.op, op).text()},
           {"named", named},
@@ -118,8 +117,6 @@ std::string golden_output_name(const OutputDecl& d, ref::Format f) {
 }
 
 namespace {
-
-std::atomic<int64_t> g_block_elements{int64_t{1} << 22};
 
 // Output k of e, rounded to f, into t's elements from `offset` on: the balls' bits where they
 // decide (ref::decided_bits), else the mp values', over the reference's threads.
@@ -150,24 +147,7 @@ ref::Tensor rounded(const OutputDecl& d, const ExactValues& e, size_t k, ref::Fo
   return t;
 }
 
-// Rows per block where golden evaluates op in blocks of rows (separable, larger than a block, no
-// top-k selection: its indices are stored once), else 0.
-int64_t rows_per_block(const Op& op, const std::vector<OutputDecl>& decls) {
-  const int64_t rows = op.independent_rows();
-  if (rows < 2) return 0;
-  int64_t per_row = 0;
-  for (const OutputDecl& d : decls) {
-    if (d.topk || d.shape.empty() || d.shape[0] != rows) return 0;
-    per_row += ref::checked_numel(d.shape) / rows;
-  }
-  const int64_t block = g_block_elements.load();
-  if (per_row * rows <= block) return 0;
-  return std::max<int64_t>(1, block / std::max<int64_t>(per_row, 1));
-}
-
 }  // namespace
-
-void set_golden_block_elements_for_testing(int64_t n) { g_block_elements.store(n); }
 
 SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
                                        std::string_view input_format) {

@@ -10,8 +10,8 @@
 
 #include "oracle/core/case.h"
 #include "oracle/core/op.h"
-#include "oracle/judge/policy.h"
 #include "oracle/golden/safetensors.h"
+#include "oracle/judge/policy.h"
 
 namespace lmo::oracle {
 
@@ -30,9 +30,7 @@ nlohmann::json recipes_json(const Case& c, const Op& op);
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);
 
 // golden_file_content evaluates an op with independent rows (Op::independent_rows) in blocks of
-// rows when its outputs hold more than this many elements (2^22; a test lowers it to compare
-// the two ways).
-void set_golden_block_elements_for_testing(int64_t n);
+// rows when its outputs hold more than row_block_elements() elements (row_slice.h).
 
 // The golden file of case c (op made from it) on the inputs `in`: in.<name> as given,
 // out.<name>.<format> for each of c.formats on `in` converted to that format,

@@ -93,7 +93,8 @@ void for_blocks(int64_t n, const std::function<void(int64_t, int64_t, int64_t)>&
 }
 
 // max|naive − x| over the elements where both are finite.
-mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded) {
+mp naive_max_error_serial(std::span<const mp> exact, std::span<const double> naive,
+                          int64_t& excluded) {
   using std::isfinite;
   mp worst = 0;
   excluded = 0;
@@ -116,8 +117,8 @@ mp naive_max_error_blocked(std::span<const mp> exact, std::span<const double> na
   std::vector<int64_t> left_out(worst.size(), 0);
   for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
     const auto at = static_cast<size_t>(begin), len = static_cast<size_t>(end - begin);
-    worst[static_cast<size_t>(b)] = naive_max_error(exact.subspan(at, len), naive.subspan(at, len),
-                                                    left_out[static_cast<size_t>(b)]);
+    worst[static_cast<size_t>(b)] = naive_max_error_serial(
+        exact.subspan(at, len), naive.subspan(at, len), left_out[static_cast<size_t>(b)]);
   });
   mp w = 0;
   excluded = 0;
@@ -468,6 +469,15 @@ std::string_view fail_reason_name(FailReason r) {
   return "?";
 }
 
+mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded) {
+  if (exact.size() != naive.size()) {
+    throw std::invalid_argument("naive_max_error: " + std::to_string(exact.size()) +
+                                " exact values for " + std::to_string(naive.size()) +
+                                " naive ones");
+  }
+  return naive_max_error_blocked(exact, naive, excluded);
+}
+
 JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
                                const JudgeOptions& options)
     : policy_(policy), exact_(exact), format_(format), options_(options) {
@@ -482,7 +492,30 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
                                 " elements does not divide " + std::to_string(n));
   }
   group_ = o.group > 0 ? o.group : std::max<int64_t>(n, 1);
-  if (policy.kind == PolicyKind::kNaiveRelative) {
+  whole_ = o.whole_elements > 0 ? o.whole_elements : n;
+  offset_ = o.whole_elements > 0 ? o.offset : 0;
+  if (offset_ < 0 || offset_ + n > whole_ || (o.group > 0 && offset_ % o.group != 0)) {
+    throw std::invalid_argument("judge: a block of " + std::to_string(n) + " elements at " +
+                                std::to_string(o.offset) + " of " + std::to_string(whole_) +
+                                (o.group > 0 ? " in groups of " + std::to_string(o.group) : ""));
+  }
+  const bool one_group_block = policy.kind == PolicyKind::kNaiveRelative && o.group == 0 &&
+                               o.whole_elements > 0 && n < whole_;
+  if (one_group_block && !o.whole_naive_max) {
+    throw std::invalid_argument(
+        "judge: a block of a tensor judged as one group needs the whole "
+        "tensor's max|naive − x|");
+  }
+  if (policy.kind == PolicyKind::kNaiveRelative && o.group == 0 && o.whole_naive_max) {
+    if (static_cast<int64_t>(o.naive.size()) != n) {
+      throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
+                                  std::to_string(n) + " outputs, got " +
+                                  std::to_string(o.naive.size()));
+    }
+    naive_bounds_.assign(1, mp(policy.naive_factor) * *o.whole_naive_max);
+    naive_bound_ = static_cast<double>(naive_bounds_[0]);
+    naive_excluded_ = o.whole_naive_excluded;
+  } else if (policy.kind == PolicyKind::kNaiveRelative) {
     if (static_cast<int64_t>(o.naive.size()) != n) {
       throw std::invalid_argument("judge: the naive_relative policy needs the naive run's " +
                                   std::to_string(n) + " outputs, got " +
@@ -497,7 +530,7 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
       int64_t& ex = excluded[static_cast<size_t>(g)];
       const mp worst =
           groups == 1 ? naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex)
-                      : naive_max_error(exact.subspan(b, len), o.naive.subspan(b, len), ex);
+                      : naive_max_error_serial(exact.subspan(b, len), o.naive.subspan(b, len), ex);
       naive_bounds_[static_cast<size_t>(g)] = mp(policy.naive_factor) * worst;
     };
     if (groups == 1) {
@@ -564,24 +597,40 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
                                 std::string(ref::dtype_name(got.dtype())) + " is not the " +
                                 std::string(ref::format_name(format_)) + " it was prepared for");
   }
-  const int64_t n = got.numel();
-  if (static_cast<int64_t>(exact_.size()) != n) {
-    throw std::invalid_argument("judge: " + std::to_string(exact_.size()) + " exact values for " +
-                                std::to_string(n) + " outputs");
+  Verdict v;
+  MetricsAccumulator acc(format_);
+  judge_into(got, buf, v, acc);
+  v.metrics = acc.result();
+  return v;
+}
+
+void JudgeReference::judge_into(const ref::Tensor& got, const GuardedBuffer* buf, Verdict& v,
+                                MetricsAccumulator& acc) {
+  if (got.numel() != whole_) {
+    throw std::invalid_argument("judge: " + std::to_string(whole_) + " exact values for " +
+                                std::to_string(got.numel()) + " outputs");
   }
-  // Each block judges into its own verdict and metrics, merged in block order below.
-  const auto blocks = static_cast<size_t>(block_count(n));
+  // Each piece judges into its own verdict and metrics, merged in index order below. Pieces are
+  // cut at the whole tensor's multiples of kJudgeBlock, so that blocks cut there merge into the
+  // very metrics of the whole.
+  const auto n = static_cast<int64_t>(exact_.size());
+  const int64_t first = offset_ / kJudgeBlock;
+  const int64_t last = (offset_ + n + kJudgeBlock - 1) / kJudgeBlock;
+  const auto blocks = static_cast<size_t>(std::max<int64_t>(last - first, 0));
   std::vector<Verdict> part(blocks);
   std::vector<MetricsAccumulator> part_metrics(blocks, MetricsAccumulator(format_));
-  for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
+  ref::parallel_for(static_cast<int64_t>(blocks), [&](int64_t b) {
+    const int64_t begin = std::max(offset_, (first + b) * kJudgeBlock);
+    const int64_t end = std::min(offset_ + n, (first + b + 1) * kJudgeBlock);
     judge_range(got, buf, begin, end, part[static_cast<size_t>(b)],
                 part_metrics[static_cast<size_t>(b)]);
   });
-  Verdict v;
-  v.elements = n;
-  v.naive_bound = naive_bound_;
-  v.naive_excluded = naive_excluded_;
-  MetricsAccumulator acc(format_);
+  v.elements += n;
+  // Blocks: the largest of their groups' bounds; a tensor judged as one group has its bound and
+  // left-out count from the whole (JudgeOptions::whole_naive_max), the same in every block.
+  v.naive_bound = std::max(v.naive_bound, naive_bound_);
+  v.naive_excluded =
+      options_.whole_naive_max ? naive_excluded_ : v.naive_excluded + naive_excluded_;
   for (size_t b = 0; b < blocks; ++b) {
     const Verdict& p = part[b];
     if (v.pass && !p.pass) {
@@ -595,7 +644,15 @@ Verdict JudgeReference::judge(const ref::Tensor& got, const GuardedBuffer* buf) 
     v.forgiven += p.forgiven;
     acc.merge(part_metrics[b]);
   }
-  v.metrics = acc.result();
+}
+
+void BlockVerdicts::add(JudgeReference& block, const ref::Tensor& got) {
+  block.judge_into(got, nullptr, v_, acc_);
+}
+
+Verdict BlockVerdicts::result() const {
+  Verdict v = v_;
+  v.metrics = acc_.result();
   return v;
 }
 
@@ -605,7 +662,7 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
   const Format f = format_;
   const JudgeOptions& o = options_;
   for (int64_t i = begin; i < end; ++i) {
-    const auto at = static_cast<size_t>(i);
+    const auto at = static_cast<size_t>(i - offset_);  // i: in the whole tensor; at: in exact_
     const mp& x = exact_[at];
     const uint64_t y = got.bits(i);
     const uint64_t r = rounded_[at];

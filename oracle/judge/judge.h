@@ -63,6 +63,18 @@ struct JudgeOptions {
   // A kernel that flushes subnormal results to zero (recipe +ftz): ±0 passes wherever the
   // correctly rounded reference is subnormal in the output format.
   bool ftz = false;
+  // A block of a larger tensor (check of an op with independent rows at real shapes, a block of
+  // rows at a time, so that its exact values never exist all at once): the tensor judged has
+  // `whole_elements` elements, and the exact values, naive values, condition numbers and error
+  // scales given are those of its elements [offset, offset + exact.size()). Failures and the
+  // metrics' worst element are named by their index in the whole tensor. 0: not a block.
+  int64_t whole_elements = 0;
+  int64_t offset = 0;  // a multiple of `group` when group > 0
+  // A block with group 0 (kNaiveRelative): the whole tensor's max|naive − x| and the elements
+  // left out of it (naive_max_error over every block), since the block's own maximum would give
+  // a smaller bound than judging the whole tensor at once does.
+  std::optional<mp> whole_naive_max;
+  int64_t whole_naive_excluded = 0;
 };
 
 struct Verdict {
@@ -102,16 +114,25 @@ class JudgeReference {
   ref::Format format() const { return format_; }
 
   // Judges an output tensor of format() with exact.size() elements (std::invalid_argument
-  // otherwise; without a buffer nothing counts as unwritten).
+  // otherwise; without a buffer nothing counts as unwritten). For a block (whole_elements > 0):
+  // its elements of the whole tensor `got`, the verdict's `elements` being the block's.
   Verdict judge(const ref::Tensor& got, const GuardedBuffer* buf = nullptr);
 
  private:
+  friend class BlockVerdicts;
+  // Judges this reference's elements of got into v (failures, counts) and acc, after what they
+  // already hold (blocks merged in index order).
+  void judge_into(const ref::Tensor& got, const GuardedBuffer* buf, Verdict& v,
+                  MetricsAccumulator& acc);
+
   // Judges elements [begin, end) into v (failures, forgiven) and acc.
   void judge_range(const ref::Tensor& got, const GuardedBuffer* buf, int64_t begin, int64_t end,
                    Verdict& v, MetricsAccumulator& acc);
 
   Policy policy_;
   std::span<const mp> exact_;
+  int64_t whole_ = 0;   // elements of the tensor judged
+  int64_t offset_ = 0;  // of exact_[0] in it
   ref::Format format_;
   JudgeOptions options_;
   int64_t group_ = 1;
@@ -128,6 +149,25 @@ class JudgeReference {
   // The metrics of an element whose output equals rounded_[i], once one was judged.
   std::vector<std::optional<ElementMetrics>> same_;
 };
+
+// The verdict of a tensor judged a block at a time (JudgeOptions::whole_elements): the blocks'
+// references added in index order give the verdict judge() gives on the whole tensor (the NMSE
+// to within the rounding of its sums, MetricsAccumulator::merge).
+class BlockVerdicts {
+ public:
+  explicit BlockVerdicts(ref::Format f) : acc_(f) {}
+  // Judges `block`'s elements of the whole output `got`.
+  void add(JudgeReference& block, const ref::Tensor& got);
+  Verdict result() const;
+
+ private:
+  Verdict v_;
+  MetricsAccumulator acc_;
+};
+
+// max|naive − x| over the elements where both are finite; `excluded` counts the others
+// (kNaiveRelative's bound, before the policy's factor).
+mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded);
 
 // Judges a floating output tensor under a kUlp or kNaiveRelative policy. Throws
 // std::invalid_argument for a kTopKSet policy, an integer dtype, exact.size() ≠ numel, or a

@@ -16,6 +16,7 @@
 
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
+#include "oracle/core/row_slice.h"
 #include "oracle/golden/golden.h"
 #include "oracle/golden/golden_content.h"
 #include "tests/support/run_cli.h"
@@ -200,7 +201,7 @@ TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
                      "base": 10000, "max_position": 4096}})"};
   for (const char* text : cases) {
     const Case c = parse_case(json::parse(text), "<certified_test>", "case");
-    set_golden_block_elements_for_testing(int64_t{1} << 40);
+    set_row_block_elements_for_testing(int64_t{1} << 40);
     const SafetensorsContent whole = golden_content(c);
     set_exact_path(ExactPath::kMpfr);
     const SafetensorsContent arbiter = golden_content(c);
@@ -209,7 +210,7 @@ TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
     int64_t total = 0;
     for (const OutputDecl& d : make_op(c)->outputs()) total += ref::checked_numel(d.shape);
     for (const int64_t block : {int64_t{1}, total / 3, total / 2}) {  // 1 row, 2 rows, several
-      set_golden_block_elements_for_testing(block);
+      set_row_block_elements_for_testing(block);
       const auto evaluations = [] {
         const ExactStats s = exact_stats();
         return s.certified_ops + s.fallback_ops + s.partial_ops;
@@ -220,7 +221,7 @@ TEST(Certified, RowBlocksWriteTheWholeOpsBytes) {
       EXPECT_GT(evaluations() - before, 1) << c.id << ": evaluated in blocks";
     }
   }
-  set_golden_block_elements_for_testing(int64_t{1} << 22);
+  set_row_block_elements_for_testing(int64_t{1} << 22);
 }
 
 namespace fs = std::filesystem;
