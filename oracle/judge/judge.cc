@@ -646,13 +646,14 @@ void JudgeReference::judge_into(const ref::Tensor& got, const GuardedBuffer* buf
   }
 }
 
-void BlockVerdicts::add(JudgeReference& block, const ref::Tensor& got) {
-  block.judge_into(got, nullptr, v_, acc_);
+void BlockVerdicts::add(JudgeReference& block, const ref::Tensor& got, const GuardedBuffer* buf) {
+  block.judge_into(got, buf, v_, acc_);
 }
 
-Verdict BlockVerdicts::result() const {
+Verdict BlockVerdicts::result(const GuardedBuffer* buf) const {
   Verdict v = v_;
   v.metrics = acc_.result();
+  if (buf) check_guard(v, *buf);
   return v;
 }
 

@@ -156,9 +156,11 @@ class JudgeReference {
 class BlockVerdicts {
  public:
   explicit BlockVerdicts(ref::Format f) : acc_(f) {}
-  // Judges `block`'s elements of the whole output `got`.
-  void add(JudgeReference& block, const ref::Tensor& got);
-  Verdict result() const;
+  // Judges `block`'s elements of the whole output `got` (a backend's buffer: its poison marks
+  // elements unwritten).
+  void add(JudgeReference& block, const ref::Tensor& got, const GuardedBuffer* buf = nullptr);
+  // The whole tensor's verdict; with the buffer, its guards checked last, as judge() does.
+  Verdict result(const GuardedBuffer* buf = nullptr) const;
 
  private:
   Verdict v_;

@@ -30,19 +30,15 @@ nlohmann::json listing_json(const std::vector<Case>& cases) {
   }
   j["backends"] = nlohmann::json::array();
   for (const auto& b : available_backends()) {
-    j["backends"].push_back({{"name", b->name()},
-                             {"default", b->in_default_run()},
-                             {"description", b->description()}});
+    j["backends"].push_back(
+        {{"name", b->name()}, {"default", b->in_default_run()}, {"description", b->description()}});
   }
   j["cases"] = nlohmann::json::array();
   for (const Case& c : cases) {
     nlohmann::json formats = nlohmann::json::array();
     for (ref::Format f : c.formats) formats.push_back(std::string(ref::format_name(f)));
-    j["cases"].push_back({{"id", c.id},
-                          {"op", c.op},
-                          {"formats", formats},
-                          {"preset", c.preset},
-                          {"file", c.file}});
+    j["cases"].push_back(
+        {{"id", c.id}, {"op", c.op}, {"formats", formats}, {"preset", c.preset}, {"file", c.file}});
   }
   return j;
 }

@@ -2,10 +2,9 @@
 // each output's tolerance policy), its backends on this machine, and the cases.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "oracle/core/case.h"
 

@@ -7,11 +7,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "oracle/backends/backend.h"
 #include "oracle/core/case.h"
@@ -38,11 +37,11 @@ struct VerifyRow {
   std::string backend;
   ref::Format format = ref::Format::f32;
   bool pass = true;
-  int64_t max_ulps = 0;   // over the real outputs' finite elements
-  double max_rel = 0;     // likewise
-  std::string detail;     // the first failure: "output grad: element 12: ..."
+  int64_t max_ulps = 0;  // over the real outputs' finite elements
+  double max_rel = 0;    // likewise
+  std::string detail;    // the first failure: "output grad: element 12: ..."
   std::vector<OutputVerdict> outputs;
-  double seconds = 0;     // the backend call and the judging
+  double seconds = 0;  // the backend call and the judging
 };
 
 struct VerifyTimes {
