@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -67,6 +68,12 @@ SafetensorsContent read_safetensors_bytes(std::span<const uint8_t> bytes,
                                           std::string_view name_for_messages);
 // Reads and parses a file (errors name `path`).
 SafetensorsContent read_safetensors(const std::filesystem::path& path);
+// The same, building only the tensors whose names `keep` accepts (every entry is still
+// checked). The file is mapped rather than read, so the others never enter memory: `check`
+// grades against a golden file of several gigabytes, most of it outputs in formats the kernel
+// did not write.
+SafetensorsContent read_safetensors(const std::filesystem::path& path,
+                                    const std::function<bool(const std::string&)>& keep);
 
 // The canonical bytes of a file: header JSON with sorted keys and no whitespace, padded with
 // spaces so that the data buffer starts at a multiple of 8; "__metadata__" only when metadata

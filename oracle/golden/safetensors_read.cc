@@ -1,6 +1,11 @@
 // The safetensors reader: every rule of the format is checked before a tensor is built, so a
 // malformed or hostile file yields a SafetensorsError and never an out-of-bounds read or an
 // allocation larger than the file.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -10,8 +15,8 @@
 #include <tuple>
 
 #include "oracle/core/atomic_file.h"
-#include "oracle/golden/safetensors.h"
 #include "oracle/core/utf8.h"
+#include "oracle/golden/safetensors.h"
 
 namespace lmo::oracle {
 namespace {
@@ -68,7 +73,7 @@ class Reader {
  public:
   Reader(std::span<const uint8_t> bytes, std::string_view file) : bytes_(bytes), file_(file) {}
 
-  SafetensorsContent read() {
+  SafetensorsContent read(const std::function<bool(const std::string&)>& keep = {}) {
     const json header = parse_header();
     std::vector<Entry> entries;
     SafetensorsContent out;
@@ -81,6 +86,7 @@ class Reader {
     }
     check_coverage(entries);
     for (const Entry& e : entries) {
+      if (keep && !keep(e.name)) continue;
       ref::Tensor t(e.dtype, e.shape);
       if (t.nbytes() > 0) std::memcpy(t.bytes().data(), data_.data() + e.begin, t.nbytes());
       out.tensors.emplace(e.name, std::move(t));
@@ -138,7 +144,8 @@ class Reader {
           if (!open_objects.back().insert(key).second && duplicate.empty()) {
             duplicate = open_objects.size() == 1
                             ? "duplicate tensor name " + quote_for_message(key)
-                            : "duplicate key " + quote_for_message(key) + " in the entry " + quote_for_message(top_key);
+                            : "duplicate key " + quote_for_message(key) + " in the entry " +
+                                  quote_for_message(top_key);
           }
           break;
         }
@@ -278,7 +285,8 @@ class Reader {
       if (e.begin < covered) {
         fail(tensor_where(e.name, "data_offsets"),
              "data_offsets " + range_text(e.begin, e.end) + " overlap tensor " +
-                 quote_for_message(previous->name) + " " + range_text(previous->begin, previous->end) +
+                 quote_for_message(previous->name) + " " +
+                 range_text(previous->begin, previous->end) +
                  " (offsets must be contiguous and non-overlapping)");
       }
       if (e.begin > covered) {
@@ -317,6 +325,37 @@ SafetensorsContent read_safetensors(const std::filesystem::path& path) {
     throw SafetensorsError(e.file(), "file", e.expectation());
   }
   return read_safetensors_bytes(bytes, path.string());
+}
+
+SafetensorsContent read_safetensors(const std::filesystem::path& path,
+                                    const std::function<bool(const std::string&)>& keep) {
+  const std::string name = path.string();
+  const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw SafetensorsError(name, "file", "cannot open the file for reading");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw SafetensorsError(name, "file", "expected a regular file whose size can be read");
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  void* map = nullptr;
+  if (size > 0) {
+    map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      ::close(fd);
+      throw SafetensorsError(name, "file", "cannot map the file for reading");
+    }
+  }
+  ::close(fd);
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() {
+      if (p) ::munmap(p, n);
+    }
+  } unmap{map, size};
+  const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(map), size);
+  return Reader(bytes, name).read(keep);
 }
 
 }  // namespace lmo::oracle

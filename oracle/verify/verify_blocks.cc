@@ -88,6 +88,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
       if (r.ran) computes.insert(r.backend->compute_format());
     }
   }
+  const bool any_ran = std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.ran; });
   const auto block = [&](int64_t b, int64_t e) {
     Block bl;
     bl.op = op.with_rows(e - b);
@@ -102,7 +103,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
   };
   // An output judged as one group: the whole tensor's max|naive − x| per compute format first.
   std::map<std::pair<size_t, ref::Format>, std::pair<mp, int64_t>> whole_max;
-  if (two_passes) {
+  if (two_passes && any_ran) {
     for (int64_t b = 0; b < rows; b += block_rows) {
       const Block bl = block(b, std::min(rows, b + block_rows));
       const auto t = Clock::now();
@@ -119,7 +120,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
       if (times) times->judging += since(t);
     }
   }
-  for (int64_t b = 0; b < rows; b += block_rows) {
+  for (int64_t b = 0; any_ran && b < rows; b += block_rows) {
     const Block bl = block(b, std::min(rows, b + block_rows));
     const auto t = Clock::now();
     for (size_t k = 0; k < decls.size(); ++k) {

@@ -226,6 +226,50 @@ TEST(Safetensors, FileWriteIsAtomicDeterministicAndReadable) {
   std::filesystem::remove_all(dir);
 }
 
+// Reading a file mapped, only the tensors a filter keeps (check's golden file): exactly those,
+// bit for bit, with the metadata; an empty file and every truncation are still rejected, a
+// malformed entry even where the filter would drop it, and a missing file names itself.
+TEST(Safetensors, AFilteredReadBuildsOnlyTheKeptTensorsAndChecksEveryEntry) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("lmo_safetensors_keep_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "golden.safetensors";
+  SafetensorsContent c;
+  c.tensors.emplace("in.x", patterned(DType::bf16, {4, 3}, 7));
+  c.tensors.emplace("out.y.bf16", patterned(DType::bf16, {4, 3}, 8));
+  c.tensors.emplace("out.y.f64", patterned(DType::f64, {4, 3}, 9));
+  c.metadata["case"] = "{}";
+  write_safetensors(path, c);
+  const auto no_f64 = [](const std::string& k) { return !k.ends_with(".f64"); };
+  SafetensorsContent expected = c;
+  expected.tensors.erase("out.y.f64");
+  EXPECT_EQ(read_safetensors(path, no_f64), expected);
+  EXPECT_EQ(read_safetensors(path, [](const std::string&) { return true; }), c);
+  const Bytes full = write_safetensors_bytes(c);
+  const auto write_bytes = [&](const Bytes& b) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  };
+  for (size_t len : {size_t{0}, size_t{7}, full.size() / 2, full.size() - 1}) {
+    write_bytes(Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(len)));
+    EXPECT_THROW(read_safetensors(path, no_f64), SafetensorsError) << "length " << len;
+  }
+  // The dropped tensor's dtype made unknown ("F64" → "F65"): still an error.
+  std::string text(full.begin(), full.end());
+  const size_t at = text.find("\"F64\"");
+  ASSERT_NE(at, std::string::npos);
+  text[at + 3] = '5';
+  write_bytes(Bytes(text.begin(), text.end()));
+  EXPECT_THROW(read_safetensors(path, no_f64), SafetensorsError);
+  try {
+    read_safetensors(dir / "absent.safetensors", no_f64);
+    ADD_FAILURE() << "read a missing file";
+  } catch (const SafetensorsError& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.safetensors"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Every proper prefix of a valid file is rejected (never read out of bounds), and so is the
 // file with one byte appended.
 TEST(Safetensors, EveryTruncationAndAnAppendedByteAreRejected) {
