@@ -268,22 +268,16 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
     }
     const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
     const RecipeJudging how = judging_under(policy, d, bound);
-    JudgeOptions jo;
-    jo.group = how.group;
-    jo.condition = exact[k].condition;
-    jo.error_scale = exact[k].error_scale;
-    jo.ftz = bound.ftz();
+    const OutputValues<double>* naive = nullptr;
     if (how.uses_naive) {
       // One run of the recipe per storage format serves every output (cross-entropy has 3).
       auto nit = naive_by_format.find(f);
       if (nit == naive_by_format.end()) {
         nit = naive_by_format.emplace(f, op.simulated(ref::Format::f32, in, bound)).first;
       }
-      const Outputs<double>& naive = nit->second;
-      jo.naive = naive[k].values;
-      jo.compute = ref::Format::f32;
-      if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
+      naive = &nit->second[k];
     }
+    const JudgeOptions jo = judge_options(how, exact[k], naive, ref::Format::f32, bound);
     co.verdict = judge(how.policy, exact[k].values, ordered, jo);
     co.bound = bound_text(how.policy, of, co.verdict, r.recipe);
     if (!real_format || *real_format == f) {
@@ -397,21 +391,13 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
                                 rounded_output(block_decls[k], x, o.given.of)) {
           throw_damaged_golden(s, decls[k], o.given.of);
         }
-        JudgeOptions jo;
-        jo.group = o.how.group;
-        jo.condition = x.condition;
-        jo.error_scale = x.error_scale;
-        jo.ftz = bound.ftz();
+        JudgeOptions jo = judge_options(o.how, x, o.how.uses_naive ? &bl.naive[k] : nullptr,
+                                        ref::Format::f32, bound);
         jo.whole_elements = o.given.got->numel();
         jo.offset = b * o.per_row;
-        if (o.how.uses_naive) {
-          jo.naive = bl.naive[k].values;
-          jo.compute = ref::Format::f32;
-          if (jo.error_scale.empty()) jo.error_scale = bl.naive[k].error_scale;
-          if (o.how.group == 0) {
-            jo.whole_naive_max = o.naive_max;
-            jo.whole_naive_excluded = o.naive_excluded;
-          }
+        if (o.how.uses_naive && o.how.group == 0) {
+          jo.whole_naive_max = o.naive_max;
+          jo.whole_naive_excluded = o.naive_excluded;
         }
         JudgeReference judged(o.how.policy, x.values, o.given.of, jo);
         o.verdicts->add(judged, *o.given.got);

@@ -36,6 +36,22 @@ RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d,
   return j;
 }
 
+JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>& exact,
+                           const OutputValues<double>* naive, ref::Format compute,
+                           const BoundRecipe& r) {
+  JudgeOptions jo;
+  jo.group = how.group;
+  jo.condition = exact.condition;
+  jo.error_scale = exact.error_scale;
+  jo.ftz = r.ftz();
+  if (how.uses_naive && naive) {
+    jo.naive = naive->values;
+    jo.compute = compute;
+    if (jo.error_scale.empty()) jo.error_scale = naive->error_scale;
+  }
+  return jo;
+}
+
 namespace {
 
 struct Candidate {
@@ -156,8 +172,8 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
 
 std::string to_text(const RecipeMatch& m) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.1f%% of elements equal, error correlation %.3f",
-                100 * m.equal, m.correlation);
+  std::snprintf(buf, sizeof buf, "%.1f%% of elements equal, error correlation %.3f", 100 * m.equal,
+                m.correlation);
   return m.recipe + ": " + buf;
 }
 

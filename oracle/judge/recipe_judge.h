@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oracle/core/op.h"
+#include "oracle/judge/judge.h"
 #include "oracle/judge/policy.h"
 #include "oracle/judge/recipe.h"
 #include "reference/tensor.h"
@@ -26,10 +27,19 @@ struct RecipeJudging {
 };
 RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d, const BoundRecipe& r);
 
+// The judge's options for one output judged as `how` says: its group, the exact run's condition
+// numbers and error scales, the recipe's flush-to-zero, and, where the policy needs the naive
+// run, its values in `compute` (its error scales where the exact run has none). The spans point
+// into `exact` and `naive`, which must outlive the options. check and verify, whole and in
+// blocks, judge every output through it.
+JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>& exact,
+                           const OutputValues<double>* naive, ref::Format compute,
+                           const BoundRecipe& r);
+
 // How closely one recipe's simulated kernel reproduces a kernel's outputs.
 struct RecipeMatch {
-  std::string recipe;  // recipe text (a named recipe's name where it is one)
-  double equal = 0;    // fraction of the real outputs' elements bit-equal to R's rounded run
+  std::string recipe;      // recipe text (a named recipe's name where it is one)
+  double equal = 0;        // fraction of the real outputs' elements bit-equal to R's rounded run
   double correlation = 0;  // Pearson correlation of the two error vectors (kernel − x, R − x)
 };
 

@@ -169,25 +169,19 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
     if (d.topk) {
       v = std::move(selections.at(k));
     } else {
-      JudgeOptions jo;
-      jo.group = how.group;
-      jo.ftz = bound.ftz();
-      jo.condition = values_exact[k].condition;
-      jo.error_scale = values_exact[k].error_scale;
+      const OutputValues<double>* naive = nullptr;
       if (how.uses_naive) {
-        const Outputs<double>* naive = nullptr;
         if (bound.is_strict() && !own) {
-          naive = &ctx.simulated(backend.compute_format());
+          naive = &ctx.simulated(backend.compute_format())[k];
         } else {
           if (!recipe_run) {
             recipe_run = values_op.simulated(backend.compute_format(), ctx.in, bound);
           }
-          naive = &*recipe_run;
+          naive = &(*recipe_run)[k];
         }
-        jo.naive = (*naive)[k].values;
-        jo.compute = backend.compute_format();
-        if (jo.error_scale.empty()) jo.error_scale = (*naive)[k].error_scale;
       }
+      const JudgeOptions jo =
+          judge_options(how, values_exact[k], naive, backend.compute_format(), bound);
       // Shared judging holds the case's own values: not for a backend's own selection.
       if (shared && !own) {
         const std::pair<size_t, ref::Format> key(k, jo.compute);

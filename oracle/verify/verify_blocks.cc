@@ -131,23 +131,14 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
         const ref::Format f = r.backend->compute_format();
         auto it = judged.find(f);
         if (it == judged.end()) {
-          JudgeOptions jo;
-          jo.group = how[k].group;
-          jo.ftz = bound.ftz();
-          jo.condition = bl.exact[k].condition;
-          jo.error_scale = bl.exact[k].error_scale;
+          JudgeOptions jo = judge_options(
+              how[k], bl.exact[k], how[k].uses_naive ? &bl.naive.at(f)[k] : nullptr, f, bound);
           jo.whole_elements = ref::checked_numel(decls[k].shape);
           jo.offset = b * per_row[k];
-          if (how[k].uses_naive) {
-            const Outputs<double>& naive = bl.naive.at(f);
-            jo.naive = naive[k].values;
-            jo.compute = f;
-            if (jo.error_scale.empty()) jo.error_scale = naive[k].error_scale;
-            if (how[k].group == 0) {
-              const auto& [worst, left_out] = whole_max.at({k, f});
-              jo.whole_naive_max = worst;
-              jo.whole_naive_excluded = left_out;
-            }
+          if (how[k].uses_naive && how[k].group == 0) {
+            const auto& [worst, left_out] = whole_max.at({k, f});
+            jo.whole_naive_max = worst;
+            jo.whole_naive_excluded = left_out;
           }
           it = judged
                    .emplace(std::piecewise_construct, std::forward_as_tuple(f),
