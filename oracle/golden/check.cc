@@ -356,8 +356,9 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     const InputSet in = s.inputs_in(f);
     const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
     bool naive_needed = false;
-    for (const Judged& o : outs)
+    for (const Judged& o : outs) {
       naive_needed = naive_needed || (o.given.f == f && o.how.uses_naive);
+    }
     const auto block = [&](int64_t b, int64_t e) {
       Block bl;
       bl.op = op.with_rows(e - b);
