@@ -90,6 +90,28 @@ uint64_t decided_bits(const Ball& b, Format f) {
   return encode(f, to_mp(b));
 }
 
+std::optional<uint64_t> narrow_rounding(Format f, dd::DD v, double rel_err) {
+  const double hi = v.hi;
+  if (!(hi > 0) || !std::isfinite(hi) || spec(f).precision() > 24) return std::nullopt;
+  // F, the rounding of hi, and its neighbours: positive patterns are ordered like their values.
+  const uint64_t bits = encode(f, hi);
+  const double value = decode<double>(f, bits);
+  if (!(value > 0) || !std::isfinite(value)) return std::nullopt;
+  const uint64_t step = uint64_t{1} << spec(f).shift;  // tf32's patterns skip its 13 low bits
+  const double up = decode<double>(f, bits + step), down = decode<double>(f, bits - step);
+  if (!std::isfinite(up) || !(up > value)) return std::nullopt;
+  // F's cell is (F − half_down, F + half_up): half gaps, powers of two (exact differences of
+  // neighbours of at most 24 bits). hi − F is exact (Sterbenz: F/2 ≤ hi ≤ 2F as hi rounds to
+  // F ≠ 0), so t is v − F rounded once, within 2^-53·|t|.
+  const double half_up = (up - value) / 2, half_down = (value - down) / 2;
+  const double t = (hi - value) + v.lo;
+  // The values' distance from v (rel_err·|v| ≤ rel_err·hi·(1 + 2^-52)) and t's rounding, both
+  // overstated; the sums below round by less than the factor 1 − 2^-40 leaves.
+  const double slack = rel_err * hi * (1 + 0x1p-40) + std::fabs(t) * 0x1p-50;
+  if (t + slack < half_up * (1 - 0x1p-40) && slack - t < half_down * (1 - 0x1p-40)) return bits;
+  return std::nullopt;
+}
+
 Ball round_to_format(Format f, const Ball& x, Overflow o) {
   // Every value of a deciding interval rounds to the same bits, the midpoint's among them.
   const Format one[] = {f};

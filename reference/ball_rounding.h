@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "reference/ball.h"
+#include "reference/double_double.h"
 #include "reference/formats.h"
 
 namespace lmo::ref {
@@ -19,6 +21,12 @@ bool decides_rounding(const Ball& b, std::span<const Format> formats);
 // hi where f has no rounding boundary between hi's neighbours (no MPFR operation), else from b's
 // midpoint in mp.
 uint64_t decided_bits(const Ball& b, Format f);
+// The rounding to a format f of precision ≤ 24 (f32, tf32, bf16, f16, the fp8 formats) shared by
+// every value within rel_err·(v.hi + v.lo) of v.hi + v.lo, for a positive v whose rounding is
+// finite and not zero: the cheap decision of Sim's narrow transcendental functions
+// (sim_float.cc), which need no f64 rounding decided. nullopt where those values do not all round
+// to one pattern, or outside those conditions.
+std::optional<uint64_t> narrow_rounding(Format f, dd::DD v, double rel_err);
 // The same for every format of formats.h (f64, f32, tf32, bf16, f16, e4m3, e5m2).
 inline bool decides_every_format(const Ball& b) { return decides_rounding(b, kAllFormats); }
 

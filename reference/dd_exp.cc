@@ -98,4 +98,35 @@ LMO_FMA_CLONES DD exp(DD x) {
   return {std::ldexp(y.hi, m), std::ldexp(y.lo, m)};
 }
 
+// exp_split's bound (u = 2^-53; the reduction as in exp, with x a double):
+//  - Reduction. |k| < 2^18 for |x| ≤ 600, so k·L1 and k·L2 are exact and x − k·L1 is exact
+//    (Sterbenz, as above). r2 = (x − k·L1) − k·L2 and r = r2 − k·L3 are each rounded once
+//    (≤ u·2^-9.5 each), k·L3 once (< 2^-107), and L − L1 − L2 − L3 contributes < 2^-106: r is
+//    within 2^-61.4 of x − k·L, a relative error < 2^-61.3 of e^r.
+//  - Polynomial. P = r + r²·q with q = 1/2 + r(1/6 + r(1/24 + r/120)), |r| < 2^-9.5. Truncation
+//    after degree 5: Σ_{n≥6} |r|^n/n! < 1.01·2^-57/720 < 2^-66.4. q's Horner steps and rounded
+//    coefficients err by < 2^-52 absolute (q ≈ 1/2), r² and r²·q round once each: r²·q (< 2^-20)
+//    is off by < 2^-20·(2u + 2^-51) < 2^-70. The sum r + r²·q rounds once: ≤ u·2^-9.4 = 2^-62.4.
+//    So |P̂ − (e^r − 1)| < 2^-62.4 + 2^-66.4 + 2^-70 + 2^-61.3·1.002 < 2^-60.7.
+//  - Reconstruction. lo' = fma(T.hi, P̂, T.lo) rounds once (≤ u·2^-9.4·T), T.lo·P̂ is left out
+//    (≤ u·2^-9.5·T), the table errs by ≤ 2^-106·T, and Fast2Sum(T.hi, lo') is exact. In all
+//    < (2^-60.7 + 2^-62.4 + 2^-62.5)·T < 2^-60·T, relative to e^r·T ≥ 0.998·T: < 2^-59.9.
+//  - Scaling by 2^m is exact and both words stay normal doubles (|x| ≤ 600).
+// kExpSplitErr = 2^-58 leaves a factor of 3.7; tests/reference/ball_test.cc measures the error
+// against MPFR.
+LMO_FMA_CLONES DD exp_split(double x) {
+  const Constants& c = constants();
+  const double kd = std::nearbyint(x * c.inv_l);
+  const double r2 = (x - kd * c.l1) - kd * c.l2;
+  const double r = r2 - kd * c.l3;
+  const double q = 0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * kInv120));
+  const double p = r + (r * r) * q;
+  const long k = static_cast<long>(kd);
+  const DD tj = c.table[static_cast<size_t>(k & 255)];
+  const DD y = fast_two_sum(tj.hi, std::fma(tj.hi, p, tj.lo));
+  const auto scale =
+      std::bit_cast<double>(static_cast<uint64_t>(static_cast<int>(k >> 8) + 1023) << 52);
+  return {y.hi * scale, y.lo * scale};
+}
+
 }  // namespace lmo::ref::dd

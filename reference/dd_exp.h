@@ -17,4 +17,13 @@ inline constexpr double kExpMax = 709.7;
 
 DD exp(DD x);
 
+// e^x for the correctly rounded exponential of the narrow simulated formats (sim_float.cc),
+// in double arithmetic only (the same reduction and table, a degree-5 polynomial): an unevaluated
+// sum hi + lo with |lo| ≤ ulp(hi)/2 and |hi + lo − e^x| ≤ kExpSplitErr·e^x for |x| ≤
+// kExpSplitMax (the derivation is in dd_exp.cc). About 2^-58 decides a rounding to 24 bits except
+// within 2^-34 of a half-gap of a midpoint, at a tenth of exp's cost.
+inline constexpr double kExpSplitErr = 0x1p-58;
+inline constexpr double kExpSplitMax = 600;
+DD exp_split(double x);
+
 }  // namespace lmo::ref::dd

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "reference/formats.h"
@@ -68,6 +69,58 @@ TEST(BallRounding, DecidedBitsAreEveryPointsRounding) {
     EXPECT_GT(decided, 10000) << format_name(f);
     EXPECT_GT(undecided, 1000) << format_name(f);
   }
+}
+
+// narrow_rounding (Sim's cheap decision): around every kind of value of each narrow format
+// (its values, rounding midpoints and their neighbours; random positive centres), with low words
+// and errors from nothing to a few of its ulps, a decision is the rounding of both ends of the
+// interval it was given (so of every point between); at a midpoint itself it never decides.
+TEST(NarrowRounding, DecisionsAreEveryPointsRounding) {
+  testing::SplitMix64 g{41};
+  using wide = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<100>,
+                                             boost::multiprecision::et_off>;
+  for (Format f :
+       {Format::f32, Format::tf32, Format::bf16, Format::f16, Format::e4m3, Format::e5m2}) {
+    int decided = 0, undecided = 0;
+    for (double c : centres(f, g)) {
+      if (!(c > 0)) continue;
+      for (double rel : {0.0, 0x1p-58, 0x1p-30, 0x1p-12}) {
+        const double lo = g.next() % 3 == 0 ? 0.0 : std::ldexp(g.unit() - 0.5, std::ilogb(c) - 53);
+        const dd::DD v = dd::fast_two_sum(c, lo);
+        const std::optional<uint64_t> b = narrow_rounding(f, v, rel);
+        const wide mid = wide(v.hi) + wide(v.lo);
+        if (v.lo == 0 && b) {
+          const uint64_t at = encode(f, v.hi);
+          ASSERT_EQ(*b, at);
+        }
+        if (!b) {
+          ++undecided;
+          continue;
+        }
+        ++decided;
+        const wide r = mid * wide(rel);
+        ASSERT_EQ(*b, encode(f, mp(mid - r))) << format_name(f) << " " << c << " " << rel;
+        ASSERT_EQ(*b, encode(f, mp(mid + r))) << format_name(f) << " " << c << " " << rel;
+      }
+    }
+    EXPECT_GT(decided, 1000) << format_name(f);
+    EXPECT_GT(undecided, 100) << format_name(f) << ": midpoints must not decide";
+  }
+}
+
+// A bound narrower than the error it claims to cover is seen: an evaluation one double above an
+// f32 midpoint whose truth lies one double below it decides wrongly under a claimed 2^-58, and
+// not at all under a bound that covers the error (2^-50).
+TEST(NarrowRounding, ATooNarrowBoundDecidesWrongly) {
+  const double value = 1.5, next = 1.5 + 0x1p-23, mid = 1.5 + 0x1p-24;
+  const double above = std::nextafter(mid, 2.0), below = std::nextafter(mid, 1.0);
+  const dd::DD v{above, 0};
+  EXPECT_EQ(narrow_rounding(Format::f32, v, 0x1p-50), std::nullopt);
+  const std::optional<uint64_t> wrong = narrow_rounding(Format::f32, v, 0x1p-58);
+  ASSERT_TRUE(wrong.has_value());
+  EXPECT_EQ(*wrong, encode(Format::f32, next));
+  EXPECT_NE(*wrong, encode(Format::f32, below));
+  EXPECT_EQ(encode(Format::f32, below), encode(Format::f32, value));
 }
 
 }  // namespace
