@@ -14,6 +14,7 @@
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/topk_pairing.h"
+#include "oracle/judge/whole_naive_max.h"
 
 namespace lmo::oracle {
 namespace {
@@ -368,16 +369,16 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       return bl;
     };
     if (two_passes) {
-      for (int64_t b = 0; b < rows; b += block_rows) {
-        const Block bl = block(b, std::min(rows, b + block_rows));
-        for (size_t k = 0; k < decls.size(); ++k) {
-          Judged& o = outs[k];
-          if (o.given.f != f || !o.how.uses_naive || o.how.group != 0) continue;
-          int64_t excluded = 0;
-          const mp m = naive_max_error(bl.exact[k].values, bl.naive[k].values, excluded);
-          if (m > o.naive_max) o.naive_max = m;
-          o.naive_excluded += excluded;
-        }
+      std::vector<bool> one_group(decls.size(), false);
+      for (size_t k = 0; k < decls.size(); ++k) {
+        const Judged& o = outs[k];
+        one_group[k] = o.given.f == f && o.how.uses_naive && o.how.group == 0;
+      }
+      const ref::Format compute = ref::Format::f32;
+      for (const auto& [key, w] :
+           whole_naive_maxima(op, in, block_rows, f, {&compute, 1}, bound, one_group)) {
+        outs[key.first].naive_max = w.max;
+        outs[key.first].naive_excluded = w.excluded;
       }
     }
     for (int64_t b = 0; b < rows; b += block_rows) {

@@ -13,6 +13,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "oracle/judge/reference_bits.h"
+#include "reference/double_double.h"
 #include "reference/parallel.h"
 
 namespace lmo::oracle {
@@ -174,6 +176,19 @@ struct NaiveInterval {
 mp scale_bound(const Policy& p, ref::Format compute, double s) {
   if (!(p.error_scale > 0 && s > 0 && std::isfinite(s))) return mp(0);
   return mp(p.error_scale) * mp(s) * ldexp(mp(1), -ref::spec(compute).precision());
+}
+
+// The same terms in doubles for reference_bits.h (naive_ends_of_nearest_double).
+NaiveTerms naive_terms(const Policy& p, ref::Format compute, double group_bound, double s) {
+  NaiveTerms t;
+  t.group_bound = group_bound;
+  if (p.error_scale > 0 && s > 0 && std::isfinite(s)) {
+    t.scale_bound = std::ldexp(p.error_scale * s, -ref::spec(compute).precision());
+  }
+  t.output_ulps = p.output_ulps - 0.5;
+  t.compute_ulps = p.compute_ulps;
+  t.compute = compute;
+  return t;
 }
 
 NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& naive_bound,
@@ -478,6 +493,64 @@ mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int
   return naive_max_error_blocked(exact, naive, excluded);
 }
 
+mp naive_max_error(std::span<const ref::Ball> exact, std::span<const double> naive,
+                   int64_t& excluded) {
+  if (exact.size() != naive.size()) {
+    throw std::invalid_argument("naive_max_error: " + std::to_string(exact.size()) +
+                                " exact values for " + std::to_string(naive.size()) +
+                                " naive ones");
+  }
+  const auto n = static_cast<int64_t>(exact.size());
+  // a_i ≈ |naive_i − (hi_i + lo_i)|: naive − hi exactly (2Sum, d), then d.lo − lo and the sum
+  // rounded once each, so |a_i − e_i| ≤ u·|d.lo − lo| + u·a_i (u = 2^-53), at most r_i =
+  // 2^-52·(a_i + |d.lo| + |lo|) + 2^-1070. The element of the largest exact value has a_i + r_i ≥
+  // L = max_j (a_j − r_j): only those are evaluated in mp.
+  const auto approx = [&](size_t i, double& radius) {
+    const ref::dd::DD d = ref::dd::two_sum(naive[i], -exact[i].hi());
+    const double a = std::fabs(d.hi + (d.lo - exact[i].lo()));
+    radius = 0x1p-52 * (a + std::fabs(d.lo) + std::fabs(exact[i].lo())) + 0x1p-1070;
+    return a;
+  };
+  const auto left_out = [&](size_t i) {
+    return !std::isfinite(exact[i].hi()) || !std::isfinite(naive[i]);
+  };
+  std::vector<double> block_low(static_cast<size_t>(block_count(n)), 0);
+  std::vector<int64_t> block_out(block_low.size(), 0);
+  for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
+    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+      if (left_out(i)) {
+        ++block_out[static_cast<size_t>(b)];
+        continue;
+      }
+      double r = 0;
+      const double a = approx(i, r);
+      block_low[static_cast<size_t>(b)] = std::max(block_low[static_cast<size_t>(b)], a - r);
+    }
+  });
+  double low = 0;
+  excluded = 0;
+  for (size_t b = 0; b < block_low.size(); ++b) {
+    low = std::max(low, block_low[b]);
+    excluded += block_out[b];
+  }
+  std::vector<mp> worst(block_low.size(), mp(0));
+  for_blocks(n, [&](int64_t b, int64_t begin, int64_t end) {
+    mp& w = worst[static_cast<size_t>(b)];
+    for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
+      if (left_out(i)) continue;
+      double r = 0;
+      if (approx(i, r) + r < low) continue;
+      const mp e = abs(mp(naive[i]) - ref::to_mp(exact[i]));
+      if (e > w) w = e;
+    }
+  });
+  mp w = 0;
+  for (const mp& x : worst) {
+    if (x > w) w = x;
+  }
+  return w;
+}
+
 JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
                                const JudgeOptions& options)
     : policy_(policy), exact_(exact), format_(format), options_(options) {
@@ -560,16 +633,38 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
   if (arg_error) {
     allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
   }
+  // The roundings from each exact value's nearest double where it decides them
+  // (reference_bits.h: the same bits), in MPFR otherwise.
+  const bool narrow = ref::spec(format).precision() <= 24;
+  std::vector<double> group_bounds;
+  for (const mp& b : naive_bounds_) {
+    // A bound whose double has lost its relative accuracy (underflow) decides nothing: NaN.
+    const double d = static_cast<double>(b);
+    group_bounds.push_back(b == 0 || d >= 0x1p-1000 ? d : std::numeric_limits<double>::quiet_NaN());
+  }
   for_blocks(n, [&](int64_t, int64_t begin, int64_t end) {
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       const mp& x = exact[i];
-      rounded_[i] = ref::encode(format, x, o.overflow);
+      const double xd = narrow ? static_cast<double>(x) : 0.0;
+      const std::optional<uint64_t> r =
+          narrow ? rounding_of_nearest_double(format, xd) : std::nullopt;
+      rounded_[i] = r ? *r : ref::encode(format, x, o.overflow);
       if (!naive_bounds_.empty() && isfinite(x)) {
-        const NaiveInterval iv =
-            naive_interval(policy, format, x, naive_bounds_[i / static_cast<size_t>(group_)],
-                           o.compute, o.error_scale.empty() ? 0.0 : o.error_scale[i]);
-        naive_lo_[i] = iv.lo;
-        naive_hi_[i] = iv.hi;
+        const size_t g = i / static_cast<size_t>(group_);
+        const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[i];
+        const std::optional<NaiveEnds> ends =
+            narrow ? naive_ends_of_nearest_double(
+                         format, xd, naive_terms(policy, o.compute, group_bounds[g], scale))
+                   : std::nullopt;
+        if (ends) {
+          naive_lo_[i] = ends->lo;
+          naive_hi_[i] = ends->hi;
+        } else {
+          const NaiveInterval iv =
+              naive_interval(policy, format, x, naive_bounds_[g], o.compute, scale);
+          naive_lo_[i] = iv.lo;
+          naive_hi_[i] = iv.hi;
+        }
       }
       if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
         const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);

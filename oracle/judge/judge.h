@@ -30,6 +30,7 @@
 #include "oracle/core/topk_groups.h"
 #include "oracle/judge/metrics.h"
 #include "oracle/judge/policy.h"
+#include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/tensor.h"
 
@@ -170,6 +171,11 @@ class BlockVerdicts {
 // max|naive − x| over the elements where both are finite; `excluded` counts the others
 // (kNaiveRelative's bound, before the policy's factor).
 mp naive_max_error(std::span<const mp> exact, std::span<const double> naive, int64_t& excluded);
+// The same with the exact values given as the midpoints of certified balls (each exact value is
+// to_mp(ball), oracle/core/certified.h), without building them as mp: the maximum is found on
+// doubles and only its near-ties are evaluated in mp, so the result is the very mp value.
+mp naive_max_error(std::span<const ref::Ball> exact, std::span<const double> naive,
+                   int64_t& excluded);
 
 // Judges a floating output tensor under a kUlp or kNaiveRelative policy. Throws
 // std::invalid_argument for a kTopKSet policy, an integer dtype, exact.size() ≠ numel, or a

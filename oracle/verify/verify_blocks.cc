@@ -14,6 +14,7 @@
 #include "oracle/core/row_slice.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/recipe_judge.h"
+#include "oracle/judge/whole_naive_max.h"
 
 namespace lmo::oracle {
 namespace {
@@ -102,22 +103,17 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     return bl;
   };
   // An output judged as one group: the whole tensor's max|naive − x| per compute format first.
-  std::map<std::pair<size_t, ref::Format>, std::pair<mp, int64_t>> whole_max;
+  std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_max;
   if (two_passes && any_ran) {
-    for (int64_t b = 0; b < rows; b += block_rows) {
-      const Block bl = block(b, std::min(rows, b + block_rows));
-      const auto t = Clock::now();
-      for (size_t k = 0; k < decls.size(); ++k) {
-        if (!how[k].uses_naive || how[k].group != 0) continue;
-        for (ref::Format f : computes) {
-          int64_t excluded = 0;
-          const mp m = naive_max_error(bl.exact[k].values, bl.naive.at(f)[k].values, excluded);
-          auto& [worst, left_out] = whole_max[{k, f}];
-          if (m > worst) worst = m;
-          left_out += excluded;
-        }
-      }
-      if (times) times->judging += since(t);
+    std::vector<bool> one_group;
+    for (const RecipeJudging& h : how) one_group.push_back(h.uses_naive && h.group == 0);
+    const std::vector<ref::Format> formats(computes.begin(), computes.end());
+    WholeNaiveMaxTimes t;
+    whole_max = whole_naive_maxima(op, ctx.in, block_rows, storage, formats, bound, one_group, &t);
+    if (times) {
+      times->reference += t.reference;
+      times->naive += t.naive;
+      times->judging += t.maxima;
     }
   }
   for (int64_t b = 0; any_ran && b < rows; b += block_rows) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,8 +27,12 @@
 #include "oracle/golden/check.h"
 #include "oracle/golden/golden.h"
 #include "oracle/golden/safetensors.h"
+#include "oracle/judge/judge.h"
 #include "oracle/verify/verify_blocks.h"
+#include "reference/ball.h"
+#include "reference/double_double.h"
 #include "tests/support/oracle_harness.h"
+#include "tests/support/splitmix.h"
 
 namespace lmo::oracle {
 namespace {
@@ -297,6 +302,59 @@ TEST(VerifyBlocks, BlocksOfRowsGiveRunAndJudgesRows) {
     }
   }
   set_row_block_elements_for_testing(int64_t{1} << 22);
+}
+
+// The first pass on balls (judge.h, naive_max_error on ref::Ball) gives the maximum and the count
+// left out that the mp midpoints give, bit for bit: midpoints of every magnitude with and without
+// low words, naive values near and far, equal to the high word, non-finite ends, and near-ties
+// (two elements whose errors differ by one unit of the low word only).
+TEST(NaiveMaxOnBalls, SameMaximumAsTheMidpointsInMp) {
+  testing::SplitMix64 g{29};
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<ref::Ball> balls;
+    std::vector<double> naive;
+    const int n = 1 + static_cast<int>(g.next() % 3000);
+    for (int i = 0; i < n; ++i) {
+      const double hi = std::ldexp(g.unit() - 0.5, static_cast<int>(g.next() % 80) - 60);
+      const double lo = g.next() % 4 == 0 ? 0.0 : std::ldexp(g.unit() - 0.5, std::ilogb(hi) - 53);
+      const ref::dd::DD m = ref::dd::fast_two_sum(hi, lo);
+      balls.push_back(ref::Ball::from_parts(m.hi, m.lo, std::fabs(m.hi) * 0x1p-100));
+      double y = static_cast<double>(static_cast<float>(m.hi));
+      switch (g.next() % 6) {
+        case 0:
+          y = m.hi;
+          break;
+        case 1:
+          y = m.hi * (1 + g.unit());
+          break;
+        case 2:
+          y = std::nextafter(m.hi, 1.0);
+          break;
+        case 3:
+          if (trial % 5 == 0) y = std::numeric_limits<double>::infinity();
+          break;
+        default:
+          break;
+      }
+      naive.push_back(y);
+    }
+    if (trial % 7 == 0) {  // an exact value not finite
+      balls[0] = ref::Ball::from_parts(std::numeric_limits<double>::infinity(), 0, 0);
+    }
+    if (trial % 3 == 0 && n > 2) {  // a near-tie at the top: the same error but for a low word
+      naive[1] = 1e30;
+      naive[2] = 1e30;
+      balls[1] = ref::Ball::from_parts(1.0, 0x1p-60, 0x1p-100);
+      balls[2] = ref::Ball::from_parts(1.0, 0x1p-61, 0x1p-100);
+    }
+    std::vector<mp> mids;
+    for (const ref::Ball& b : balls) mids.push_back(ref::to_mp(b));
+    int64_t out_mp = 0, out_balls = 0;
+    const mp want = naive_max_error(mids, naive, out_mp);
+    const mp got = naive_max_error(balls, naive, out_balls);
+    ASSERT_EQ(got, want) << "trial " << trial;
+    ASSERT_EQ(out_balls, out_mp) << "trial " << trial;
+  }
 }
 
 }  // namespace
