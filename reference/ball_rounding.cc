@@ -9,9 +9,11 @@
 //    F rounds hi's two f64 neighbours differently. If it is, the interval must lie on one side.
 #include "reference/ball_rounding.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 
 #include "reference/formats.h"
@@ -90,25 +92,79 @@ uint64_t decided_bits(const Ball& b, Format f) {
   return encode(f, to_mp(b));
 }
 
+namespace {
+
+// F, the rounding of a positive finite hi to f (precision ≤ 24), and the half gaps to its
+// neighbours: F's cell is (F − half_down, F + half_up). False where F is 0, f's largest finite
+// value or beyond.
+struct Cell {
+  uint64_t bits = 0;
+  double value = 0, half_up = 0, half_down = 0;
+};
+
+double max_finite(Format f) {
+  static const auto table = [] {
+    std::array<double, std::size(kFormatSpecs)> t{};
+    for (const FormatSpec& s : kFormatSpecs) {
+      t[static_cast<size_t>(s.id)] = decode<double>(s.id, max_finite_bits(s.id));
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(f)];
+}
+
+double pow2(int e) { return std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52); }
+
+bool cell_of(Format f, double hi, Cell& c) {
+  const FormatSpec& s = spec(f);
+  const auto hb = std::bit_cast<uint64_t>(hi);
+  const int e = static_cast<int>((hb >> 52) & 0x7ff) - 1023;
+  if (e >= s.emin() && e <= s.emax()) {
+    // A normal value of f: hi's significand rounded to frac_bits bits, to nearest-even, on the
+    // bits (a carry into the exponent gives the next power of two, as it should).
+    const int drop = 52 - s.frac_bits;
+    const uint64_t half = uint64_t{1} << (drop - 1);
+    const uint64_t rb = (hb + (half - 1) + ((hb >> drop) & 1)) & ~((uint64_t{1} << drop) - 1);
+    c.value = std::bit_cast<double>(rb);
+    if (!(c.value < max_finite(f))) return false;
+    const int ev = static_cast<int>((rb >> 52) & 0x7ff) - 1023;
+    const double gap = pow2(ev - s.frac_bits);
+    c.half_up = gap / 2;
+    c.half_down = (rb & ((uint64_t{1} << 52) - 1)) == 0 && ev > s.emin() ? gap / 4 : gap / 2;
+    c.bits = encode(f, c.value);  // exact: a value of f
+    return true;
+  }
+  // Elsewhere (f's subnormals, overflow) from the patterns: positive ones are ordered like their
+  // values; tf32's skip its 13 low bits.
+  c.bits = encode(f, hi);
+  c.value = decode<double>(f, c.bits);
+  if (!(c.value > 0) || !std::isfinite(c.value)) return false;
+  const uint64_t step = uint64_t{1} << s.shift;
+  const double up = decode<double>(f, c.bits + step), down = decode<double>(f, c.bits - step);
+  if (!std::isfinite(up) || !(up > c.value)) return false;
+  c.half_up = (up - c.value) / 2;
+  c.half_down = (c.value - down) / 2;
+  return true;
+}
+
+}  // namespace
+
 std::optional<uint64_t> narrow_rounding(Format f, dd::DD v, double rel_err) {
   const double hi = v.hi;
-  if (!(hi > 0) || !std::isfinite(hi) || spec(f).precision() > 24) return std::nullopt;
-  // F, the rounding of hi, and its neighbours: positive patterns are ordered like their values.
-  const uint64_t bits = encode(f, hi);
-  const double value = decode<double>(f, bits);
-  if (!(value > 0) || !std::isfinite(value)) return std::nullopt;
-  const uint64_t step = uint64_t{1} << spec(f).shift;  // tf32's patterns skip its 13 low bits
-  const double up = decode<double>(f, bits + step), down = decode<double>(f, bits - step);
-  if (!std::isfinite(up) || !(up > value)) return std::nullopt;
-  // F's cell is (F − half_down, F + half_up): half gaps, powers of two (exact differences of
-  // neighbours of at most 24 bits). hi − F is exact (Sterbenz: F/2 ≤ hi ≤ 2F as hi rounds to
-  // F ≠ 0), so t is v − F rounded once, within 2^-53·|t|.
-  const double half_up = (up - value) / 2, half_down = (value - down) / 2;
-  const double t = (hi - value) + v.lo;
+  Cell c;
+  if (!(hi > 0) || !std::isfinite(hi) || spec(f).precision() > 24 || !cell_of(f, hi, c)) {
+    return std::nullopt;
+  }
+  // The half gaps are powers of two (exact differences of neighbours of at most 24 bits).
+  // hi − F is exact (Sterbenz: F/2 ≤ hi ≤ 2F as hi rounds to F ≠ 0), so t is v − F rounded once,
+  // within 2^-53·|t|.
+  const double t = (hi - c.value) + v.lo;
   // The values' distance from v (rel_err·|v| ≤ rel_err·hi·(1 + 2^-52)) and t's rounding, both
   // overstated; the sums below round by less than the factor 1 − 2^-40 leaves.
   const double slack = rel_err * hi * (1 + 0x1p-40) + std::fabs(t) * 0x1p-50;
-  if (t + slack < half_up * (1 - 0x1p-40) && slack - t < half_down * (1 - 0x1p-40)) return bits;
+  if (t + slack < c.half_up * (1 - 0x1p-40) && slack - t < c.half_down * (1 - 0x1p-40)) {
+    return c.bits;
+  }
   return std::nullopt;
 }
 

@@ -628,7 +628,6 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
   }
   const auto size = static_cast<size_t>(n);
   rounded_.resize(size);
-  same_.resize(size);
   if (!naive_bounds_.empty()) naive_lo_.resize(size), naive_hi_.resize(size);
   if (arg_error) {
     allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
@@ -705,6 +704,10 @@ void JudgeReference::judge_into(const ref::Tensor& got, const GuardedBuffer* buf
     throw std::invalid_argument("judge: " + std::to_string(whole_) + " exact values for " +
                                 std::to_string(got.numel()) + " outputs");
   }
+  // The metrics of elements equal to their reference are kept from the second output judged on
+  // (verify's backends sharing this reference): a single use (check) would only fill and free
+  // them, 150 bytes an element.
+  if (++uses_ == 2) same_.resize(exact_.size());
   // Each piece judges into its own verdict and metrics, merged in index order below. Pieces are
   // cut at the whole tensor's multiples of kJudgeBlock, so that blocks cut there merge into the
   // very metrics of the whole.
@@ -786,7 +789,7 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     }
     // An output equal to its reference has the same metrics on every backend.
     std::optional<ElementMetrics> other;
-    std::optional<ElementMetrics>& slot = y == r ? same_[at] : other;
+    std::optional<ElementMetrics>& slot = y == r && !same_.empty() ? same_[at] : other;
     if (!slot) slot = element_metrics_rounded(f, x, r, y);
     const ElementMetrics& m = *slot;
     acc.add(i, x, m, y);

@@ -147,8 +147,10 @@ class JudgeReference {
   // margin and the widening.
   std::vector<int64_t> allowed_ulps_;
   std::vector<double> allowed_margin_, allowed_extra_;
-  // The metrics of an element whose output equals rounded_[i], once one was judged.
+  // The metrics of an element whose output equals rounded_[i], once one was judged (from the
+  // second output judged on: empty before).
   std::vector<std::optional<ElementMetrics>> same_;
+  int uses_ = 0;
 };
 
 // The verdict of a tensor judged a block at a time (JudgeOptions::whole_elements): the blocks'
