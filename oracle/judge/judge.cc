@@ -790,7 +790,7 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     // An output equal to its reference has the same metrics on every backend.
     std::optional<ElementMetrics> other;
     std::optional<ElementMetrics>& slot = y == r && !same_.empty() ? same_[at] : other;
-    if (!slot) slot = element_metrics_rounded(f, x, r, y);
+    if (!slot) slot = element_error_rounded(f, x, r, y);
     const ElementMetrics& m = *slot;
     acc.add(i, x, m, y);
     if (o.ftz && flushed_subnormal(f, r, y)) continue;

@@ -152,6 +152,15 @@ ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Ove
   return element_metrics_rounded(f, exact, ref::encode(f, exact, overflow), got);
 }
 
+ElementMetrics element_error_rounded(Format f, const mp& exact, uint64_t reference, uint64_t got) {
+  ElementMetrics m;
+  m.reference = reference;
+  m.has_ulps = !ref::bits_is_nan(f, m.reference) && !ref::bits_is_nan(f, got);
+  if (m.has_ulps) m.ulps = ulp_distance(f, m.reference, got);
+  m.abs_error = abs_error(f, exact, got);
+  return m;
+}
+
 ElementMetrics element_metrics_rounded(Format f, const mp& exact, uint64_t reference,
                                        uint64_t got) {
   ElementMetrics m;
@@ -198,6 +207,19 @@ double midpoint_distance(Format f, const mp& x) {
   return distance_to_midpoint(f, a, r, other);
 }
 
+bool MetricsAccumulator::may_raise_max_rel(double abs_error, double exact) const {
+  if (!any_) return true;
+  const double ax = std::fabs(exact);
+  if (!(ax >= 0x1p-1000 && ax <= 0x1p1000) || !(abs_error == 0 || abs_error >= 0x1p-1000) ||
+      !std::isfinite(abs_error)) {
+    return true;
+  }
+  // Both doubles within 2^-53 of theirs, the quotient one more rounding: within 2^-51 of the
+  // relative error. The margin 2^-40 also keeps every skipped element's significant bits (a
+  // faithful log2 of a value that much smaller) above those of the largest relative error.
+  return !(abs_error / ax * (1 + 0x1p-40) < max_rel_double_ * (1 - 0x1p-40));
+}
+
 void MetricsAccumulator::add(int64_t index, const mp& exact, const ElementMetrics& m,
                              uint64_t got) {
   using std::isfinite;
@@ -211,14 +233,22 @@ void MetricsAccumulator::add(int64_t index, const mp& exact, const ElementMetric
     t_.max_ulps_index = index;
   }
   if (!any_ || m.abs_error > t_.max_abs) t_.max_abs = m.abs_error;
-  if (!any_ || m.rel_error > t_.max_rel) t_.max_rel = m.rel_error;
-  if (!any_ || m.significant_bits < t_.min_significant_bits) {
-    t_.min_significant_bits = m.significant_bits;
-  }
   // Each value rounded to double (MPFR's fast conversion; its long double one costs more than
   // the fma did), squared and summed in long double, whose range holds any double's square.
-  const auto e = static_cast<long double>(static_cast<double>(m.abs_error));
-  const auto x = static_cast<long double>(static_cast<double>(exact));
+  const double ed = static_cast<double>(m.abs_error), xd = static_cast<double>(exact);
+  // The relative error (an MPFR division) only where it may be the largest so far: the
+  // significant bits fall as it grows, so their minimum is the largest one's.
+  if (may_raise_max_rel(ed, xd)) {
+    const mp rel = rel_error_of(exact, m.abs_error);
+    if (!any_ || rel > t_.max_rel) {
+      t_.max_rel = rel;
+      max_rel_double_ = static_cast<double>(rel);
+    }
+    const double bits = significant_bits(format_, rel);
+    if (!any_ || bits < t_.min_significant_bits) t_.min_significant_bits = bits;
+  }
+  const auto e = static_cast<long double>(ed);
+  const auto x = static_cast<long double>(xd);
   sum_sq_err_ += e * e;
   sum_sq_exact_ += x * x;
   any_ = true;
@@ -233,7 +263,10 @@ void MetricsAccumulator::merge(const MetricsAccumulator& later) {
     t_.max_ulps_index = l.max_ulps_index;
   }
   if (!any_ || l.max_abs > t_.max_abs) t_.max_abs = l.max_abs;
-  if (!any_ || l.max_rel > t_.max_rel) t_.max_rel = l.max_rel;
+  if (!any_ || l.max_rel > t_.max_rel) {
+    t_.max_rel = l.max_rel;
+    max_rel_double_ = later.max_rel_double_;
+  }
   if (!any_ || l.min_significant_bits < t_.min_significant_bits) {
     t_.min_significant_bits = l.min_significant_bits;
   }

@@ -72,6 +72,11 @@ ElementMetrics element_metrics(ref::Format f, const mp& exact, uint64_t got,
 // already has it (the judge rounds each exact value once for all the backends it judges).
 ElementMetrics element_metrics_rounded(ref::Format f, const mp& exact, uint64_t reference,
                                        uint64_t got);
+// The part of it the judge and MetricsAccumulator::add use: reference, ulps and abs_error
+// (rel_error, error_in_u and significant_bits left 0; add derives what it needs of them only
+// where an element may hold the largest relative error).
+ElementMetrics element_error_rounded(ref::Format f, const mp& exact, uint64_t reference,
+                                     uint64_t got);
 
 // Distance of x from the midpoint of the values of patterns a and b (non-NaN, a ≠ b in value),
 // in units of |value(b) − value(a)|. An infinity stands for the value one step beyond the
@@ -101,6 +106,7 @@ class MetricsAccumulator {
  public:
   explicit MetricsAccumulator(ref::Format f) : format_(f) {}
   // Adds element `index` (used for max_ulps_index) when both are finite; ignores it otherwise.
+  // Uses m's reference, ulps and abs_error (its relative error is recomputed where needed).
   void add(int64_t index, const mp& exact, const ElementMetrics& m, uint64_t got);
   // Adds what `later` accumulated, as if its elements had been added after this one's (the
   // judge merges its blocks in index order). The sums are added as wholes: the same to within
@@ -117,6 +123,9 @@ class MetricsAccumulator {
   // a tenth of `verify`.
   long double sum_sq_err_ = 0;
   long double sum_sq_exact_ = 0;
+  double max_rel_double_ = 0;  // t_.max_rel rounded to double
+  // Whether an element of these errors (rounded to double) may exceed t_.max_rel.
+  bool may_raise_max_rel(double abs_error, double exact) const;
 };
 
 // Metrics of a whole floating tensor against exact values (same length; throws
