@@ -255,5 +255,58 @@ TEST(TensorMetrics, AllZeroAndEmpty) {
   EXPECT_DOUBLE_EQ(t.min_significant_bits, 11.0);
 }
 
+// The accumulator computes the relative error only where an element may hold the largest one: its
+// max_rel and min_significant_bits equal the brute force over every element's full metrics, on
+// tensors whose relative errors tie, nearly tie (differing beyond the 17th digit), rise by
+// relative steps of 2^-64 along the index, include exact zeros and x = 0.
+TEST(TensorMetrics, LargestRelativeErrorAndBitsMatchTheBruteForce) {
+  uint64_t state = 99;
+  const auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (Format f : {Format::bf16, Format::f32, Format::e4m3}) {
+    for (int trial = 0; trial < 60; ++trial) {
+      std::vector<mp> exact;
+      std::vector<uint64_t> got;
+      const int n = 1 + static_cast<int>(next() % 600);
+      const bool rising = trial % 4 == 0;  // one output, exact values falling by 2^-64 steps
+      const mp x0 = mp(static_cast<double>(next()) * 0x1p-53 + 0.5);
+      for (int i = 0; i < n; ++i) {
+        mp x = mp(static_cast<double>(next()) * 0x1p-53 + 0.5) *
+               boost::multiprecision::ldexp(mp(1), static_cast<int>(next() % 12) - 6);
+        if (rising) {
+          x = x0 * (1 - i * boost::multiprecision::ldexp(mp(1), -64));
+        } else if (next() % 7 == 0) {
+          x = 0;
+        } else if (next() % 6 == 0) {
+          x += boost::multiprecision::ldexp(x, -70);  // a near-tie with others
+        } else if (next() % 5 == 0 && !exact.empty()) {
+          x = exact.back();  // an exact tie
+        }
+        exact.push_back(x);
+        const uint64_t r = ref::encode(f, x0);
+        const uint64_t rx = ref::encode(f, x);
+        const int64_t o = ordinal(f, rx) + static_cast<int64_t>(next() % 5) - 2;
+        got.push_back(rising ? from_ordinal(f, ordinal(f, r) + 1)
+                             : (next() % 3 == 0 ? rx : from_ordinal(f, o)));
+      }
+      MetricsAccumulator acc(f);
+      mp max_rel = 0;
+      double min_bits = ref::spec(f).precision();
+      for (size_t i = 0; i < exact.size(); ++i) {
+        const ElementMetrics full = element_metrics(f, exact[i], got[i]);
+        acc.add(static_cast<int64_t>(i), exact[i],
+                element_error_rounded(f, exact[i], full.reference, got[i]), got[i]);
+        max_rel = std::max(max_rel, full.rel_error);
+        min_bits = std::min(min_bits, full.significant_bits);
+      }
+      const TensorMetrics t = acc.result();
+      ASSERT_EQ(t.max_rel, max_rel) << ref::format_name(f) << " trial " << trial;
+      ASSERT_EQ(t.min_significant_bits, min_bits) << ref::format_name(f) << " trial " << trial;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lmo::oracle
