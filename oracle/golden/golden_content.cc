@@ -4,12 +4,14 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
 #include "oracle/core/version.h"
 #include "oracle/judge/policy_table.h"
+#include "oracle/judge/reference_bits.h"
 #include "reference/ball_rounding.h"
 #include "reference/parallel.h"
 
@@ -111,11 +113,16 @@ ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, 
                            " values for output " + d.name + " of " + std::to_string(t.numel()) +
                            " elements");
   }
-  // Over the reference's threads (check compares a golden file of 5·10^8 elements with it).
+  // Over the reference's threads (check compares a golden file of 5·10^8 elements with it), the
+  // narrow formats' bits read off the nearest double where it decides them (reference_bits.h).
   constexpr int64_t kBlock = 1 << 14;
+  const bool narrow = ref::spec(f).precision() <= 24;
   ref::parallel_for((t.numel() + kBlock - 1) / kBlock, [&](int64_t b) {
     for (int64_t i = b * kBlock; i < std::min(t.numel(), (b + 1) * kBlock); ++i) {
-      t.set_bits(i, ref::encode(f, v.values[static_cast<size_t>(i)]));
+      const ref::mp& x = v.values[static_cast<size_t>(i)];
+      const std::optional<uint64_t> bits =
+          narrow ? rounding_of_nearest_double(f, static_cast<double>(x)) : std::nullopt;
+      t.set_bits(i, bits ? *bits : ref::encode(f, x));
     }
   });
   return t;
