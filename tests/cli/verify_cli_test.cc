@@ -14,6 +14,7 @@
 #include <string>
 
 #include "tests/support/run_cli.h"
+#include "tests/support/scratch_path.h"
 
 namespace {
 
@@ -26,8 +27,7 @@ bool contains(const std::string& s, const std::string& part) {
 
 // A case file in a fresh temporary folder.
 std::string write_case_file(const std::string& name, const std::string& text) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("lmo_verify_cli_" + std::to_string(getpid()));
+  static const std::filesystem::path dir = lmo::testdata::scratch_path("lmo_verify_cli");
   std::filesystem::create_directories(dir);
   const std::filesystem::path f = dir / name;
   std::ofstream(f) << text;

@@ -13,11 +13,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "oracle/core/sha256.h"
 #include "oracle/golden/check.h"
 #include "oracle/golden/golden_content.h"
 #include "oracle/judge/gtest_reference.h"
-#include "oracle/core/sha256.h"
 #include "reference/parallel.h"
+#include "tests/support/scratch_path.h"
 
 namespace lmo::oracle {
 namespace {
@@ -42,12 +43,7 @@ std::vector<Case> test_cases() {
   return out;
 }
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d =
-      fs::temp_directory_path() / ("lmo_golden_" + std::to_string(getpid()) + "_" + name);
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return testdata::scratch_path("lmo_golden_" + name); }
 
 std::string bytes_of(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
