@@ -171,13 +171,16 @@ ExactValues exact_values(const Op& op, const InputSet& in,
   return {std::move(balls), {}};
 }
 
-Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
-                               std::span<const ref::Format> rounded_to) {
-  ExactValues v = exact_values(op, in, rounded_to);
+Outputs<ref::mp> exact_outputs_of(const Op& op, const InputSet& in, ExactValues v) {
   if (!v.balls) return std::move(v.mp);
   Outputs<ref::mp> out = midpoints(*v.balls);
   op.annotate_exact(in, out);
   return out;
+}
+
+Outputs<ref::mp> exact_outputs(const Op& op, const InputSet& in,
+                               std::span<const ref::Format> rounded_to) {
+  return exact_outputs_of(op, in, exact_values(op, in, rounded_to));
 }
 
 }  // namespace lmo::oracle

@@ -57,5 +57,8 @@ struct ExactValues {
 };
 ExactValues exact_values(const Op& op, const InputSet& in,
                          std::span<const ref::Format> rounded_to = ref::kAllFormats);
+// The mp values exact_outputs gives, from an exact_values result (its balls' midpoints, annotated
+// as exact_outputs annotates them, or its mp values), for a caller that uses the balls too.
+Outputs<ref::mp> exact_outputs_of(const Op& op, const InputSet& in, ExactValues v);
 
 }  // namespace lmo::oracle

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -172,6 +173,40 @@ TEST(CheckBlocks, AFailureInALateBlockIsFoundAndDiagnosed) {
   EXPECT_EQ(r.outputs.at(2).verdict.failed, 1);
   EXPECT_TRUE(r.outputs.at(0).verdict.pass);
   EXPECT_FALSE(r.diagnosis.empty());
+}
+
+// check judges each block against the maximum of the blocks so far, which is at most the whole
+// tensor's (check.cc): an element of the first row whose error lies between twice that row's
+// max|naive − x| and twice the tensor's fails there at first and must pass in the end, as it does
+// in the whole check.
+TEST(CheckBlocks, AnErrorWithinTheWholeBoundButBeyondTheFirstBlocksPasses) {
+  const Case c = parse_case(nlohmann::json::parse(R"({"id": "ce", "op": "cross_entropy",
+      "seed": 78, "formats": ["f32"], "params": {"rows": 8, "vocab": 200, "z_loss": 0.0001}})"),
+                            "<check_blocks_test>", "case");
+  const std::unique_ptr<Op> op = make_op(c);
+  const InputSet in = make_inputs(c, *op, ref::Format::f32);
+  const Outputs<ref::mp> exact = exact_outputs(*op, in);
+  const Outputs<double> naive = op->simulated(ref::Format::f32, in);
+  const size_t k = 2;  // grad, judged as one group
+  const std::span<const mp> x = exact[k].values;
+  const std::span<const double> y = naive[k].values;
+  int64_t excluded = 0;
+  const mp first = naive_max_error(x.subspan(0, 200), y.subspan(0, 200), excluded);
+  const mp whole = naive_max_error(x, y, excluded);
+  ASSERT_GT(whole, first * 1.5) << "the seed must give row 0 a smaller error than the tensor's";
+  size_t j = 0;  // row 0's smallest |x|: f32's rounding of x + first + whole is exact enough
+  for (size_t i = 1; i < 200; ++i) {
+    if (abs(x[i]) < abs(x[j])) j = i;
+  }
+  std::map<std::string, ref::Tensor> outs = kernel_outputs(c, 0, -1);
+  outs.at("grad").set(static_cast<int64_t>(j), static_cast<double>(x[j] + first + whole));
+  set_row_block_elements_for_testing(int64_t{1} << 40);
+  const CheckReport one = check_outputs(c, outs, {});
+  set_row_block_elements_for_testing(202);  // one row a block
+  const CheckReport blocks = check_outputs(c, outs, {});
+  set_row_block_elements_for_testing(int64_t{1} << 22);
+  EXPECT_TRUE(one.pass);
+  expect_same_report(one, blocks, "one row a block");
 }
 
 // A golden file whose outputs were edited in a late row is refused in blocks too.
