@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -73,7 +74,6 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
     r.row.seconds = since(t0);
     if (times && b->name().rfind("ref", 0) != 0) times->backends += r.row.seconds;
-    for (const OutputDecl& d : decls) r.verdicts.emplace_back(output_format(d, storage));
     runs.push_back(std::move(r));
   }
   std::vector<RecipeJudging> how;
@@ -90,21 +90,94 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
   }
   const bool any_ran = std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.ran; });
+  // The whole tensor's max|naive − x| per output judged as one group and compute format: in one
+  // pass, the maximum of the blocks so far (at most the whole one; round(x ± B) only widens with
+  // B, so an output without a policy failure gets the same verdict, the last block's bound being
+  // the whole tensor's); after a policy failure of such an output, a first pass computes it whole
+  // and the blocks are judged again (check.cc does the same).
+  std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_max;
+  bool running_max = false;
   const auto block = [&](int64_t b, int64_t e) {
     Block bl;
     bl.op = op.with_rows(e - b);
     bl.in = row_slice(op, ctx.in, rows, b, e);
     auto t = Clock::now();
-    bl.exact = exact_outputs(*bl.op, bl.in, {&storage, 1});
+    ExactValues x = exact_values(*bl.op, bl.in, {&storage, 1});
     if (times) times->reference += since(t);
     t = Clock::now();
     for (ref::Format f : computes) bl.naive.emplace(f, bl.op->simulated(f, bl.in, bound));
     if (times) times->naive += since(t);
+    t = Clock::now();
+    for (size_t k = 0; running_max && k < decls.size(); ++k) {
+      if (!how[k].uses_naive || how[k].group != 0) continue;
+      for (ref::Format f : computes) {
+        int64_t excluded = 0;
+        const std::span<const double> naive = bl.naive.at(f)[k].values;
+        const mp m = x.balls ? naive_max_error((*x.balls)[k].values, naive, excluded)
+                             : naive_max_error(x.mp[k].values, naive, excluded);
+        WholeNaiveMax& w = whole_max[{k, f}];
+        if (m > w.max) w.max = m;
+        w.excluded += excluded;
+      }
+    }
+    if (times) times->judging += since(t);
+    t = Clock::now();
+    bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
+    if (times) times->reference += since(t);
     return bl;
   };
-  // An output judged as one group: the whole tensor's max|naive − x| per compute format first.
-  std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_max;
-  if (two_passes && any_ran) {
+  const auto judge_blocks = [&] {
+    for (Run& r : runs) {
+      r.verdicts.clear();
+      for (const OutputDecl& d : decls) r.verdicts.emplace_back(output_format(d, storage));
+    }
+    for (int64_t b = 0; any_ran && b < rows; b += block_rows) {
+      const Block bl = block(b, std::min(rows, b + block_rows));
+      const auto t = Clock::now();
+      for (size_t k = 0; k < decls.size(); ++k) {
+        // One reference per compute format, shared by the backends that compute in it.
+        std::map<ref::Format, JudgeReference> judged;
+        for (Run& r : runs) {
+          if (!r.ran) continue;
+          const ref::Format f = r.backend->compute_format();
+          auto it = judged.find(f);
+          if (it == judged.end()) {
+            JudgeOptions jo = judge_options(
+                how[k], bl.exact[k], how[k].uses_naive ? &bl.naive.at(f)[k] : nullptr, f, bound);
+            jo.whole_elements = ref::checked_numel(decls[k].shape);
+            jo.offset = b * per_row[k];
+            if (how[k].uses_naive && how[k].group == 0) {
+              const auto& [worst, left_out] = whole_max.at({k, f});
+              jo.whole_naive_max = worst;
+              jo.whole_naive_excluded = left_out;
+            }
+            it = judged
+                     .emplace(std::piecewise_construct, std::forward_as_tuple(f),
+                              std::forward_as_tuple(how[k].policy, bl.exact[k].values,
+                                                    output_format(decls[k], storage), jo))
+                     .first;
+          }
+          r.verdicts[k].add(it->second, r.got[k], &r.bufs[k]);
+        }
+      }
+      if (times) times->judging += since(t);
+    }
+  };
+  const auto one_group_policy_failure = [&] {
+    for (const Run& r : runs) {
+      for (size_t k = 0; r.ran && k < decls.size(); ++k) {
+        if (how[k].uses_naive && how[k].group == 0 &&
+            r.verdicts[k].result().count(FailReason::kPolicy) > 0) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  running_max = two_passes;
+  judge_blocks();
+  if (two_passes && any_ran && one_group_policy_failure()) {
+    running_max = false;
     std::vector<bool> one_group;
     for (const RecipeJudging& h : how) one_group.push_back(h.uses_naive && h.group == 0);
     const std::vector<ref::Format> formats(computes.begin(), computes.end());
@@ -115,38 +188,9 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
       times->naive += t.naive;
       times->judging += t.maxima;
     }
+    judge_blocks();
   }
-  for (int64_t b = 0; any_ran && b < rows; b += block_rows) {
-    const Block bl = block(b, std::min(rows, b + block_rows));
-    const auto t = Clock::now();
-    for (size_t k = 0; k < decls.size(); ++k) {
-      // One reference per compute format, shared by the backends that compute in it.
-      std::map<ref::Format, JudgeReference> judged;
-      for (Run& r : runs) {
-        if (!r.ran) continue;
-        const ref::Format f = r.backend->compute_format();
-        auto it = judged.find(f);
-        if (it == judged.end()) {
-          JudgeOptions jo = judge_options(
-              how[k], bl.exact[k], how[k].uses_naive ? &bl.naive.at(f)[k] : nullptr, f, bound);
-          jo.whole_elements = ref::checked_numel(decls[k].shape);
-          jo.offset = b * per_row[k];
-          if (how[k].uses_naive && how[k].group == 0) {
-            const auto& [worst, left_out] = whole_max.at({k, f});
-            jo.whole_naive_max = worst;
-            jo.whole_naive_excluded = left_out;
-          }
-          it = judged
-                   .emplace(std::piecewise_construct, std::forward_as_tuple(f),
-                            std::forward_as_tuple(how[k].policy, bl.exact[k].values,
-                                                  output_format(decls[k], storage), jo))
-                   .first;
-        }
-        r.verdicts[k].add(it->second, r.got[k], &r.bufs[k]);
-      }
-    }
-    if (times) times->judging += since(t);
-  }
+  running_max = false;  // the diagnosis's block below must not count its maximum again
   std::vector<VerifyRow> out;
   for (Run& r : runs) {
     if (r.ran) {
