@@ -326,8 +326,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     GivenOutput given;
     RecipeJudging how;
     int64_t per_row = 0;
-    mp naive_max = 0;
-    int64_t naive_excluded = 0;
+    WholeNaiveMax naive_max;  // an output judged as one group: its bound's maximum
     std::optional<BlockVerdicts> verdicts;
     int64_t worst_index = -1;
     double worst_expected = 0;
@@ -375,11 +374,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       for (size_t k = 0; running_max && k < decls.size(); ++k) {
         Judged& o = outs[k];
         if (o.given.f != f || !o.how.uses_naive || o.how.group != 0) continue;
-        int64_t excluded = 0;
-        const mp m = x.balls ? naive_max_error((*x.balls)[k].values, bl.naive[k].values, excluded)
-                             : naive_max_error(x.mp[k].values, bl.naive[k].values, excluded);
-        if (m > o.naive_max) o.naive_max = m;
-        o.naive_excluded += excluded;
+        o.naive_max.add(block_naive_max(x, k, bl.naive[k].values));
       }
       bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
       return bl;
@@ -393,8 +388,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       const ref::Format compute = ref::Format::f32;
       for (const auto& [key, w] :
            whole_naive_maxima(op, in, block_rows, f, {&compute, 1}, bound, one_group)) {
-        outs[key.first].naive_max = w.max;
-        outs[key.first].naive_excluded = w.excluded;
+        outs[key.first].naive_max = w;
       }
     }
     for (int64_t b = 0; b < rows; b += block_rows) {
@@ -414,8 +408,8 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
         jo.whole_elements = o.given.got->numel();
         jo.offset = b * o.per_row;
         if (o.how.uses_naive && o.how.group == 0) {
-          jo.whole_naive_max = o.naive_max;
-          jo.whole_naive_excluded = o.naive_excluded;
+          jo.whole_naive_max = o.naive_max.max;
+          jo.whole_naive_excluded = o.naive_max.excluded;
         }
         JudgeReference judged(o.how.policy, x.values, o.given.of, jo);
         o.verdicts->add(judged, *o.given.got);

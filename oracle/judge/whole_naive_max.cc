@@ -19,6 +19,13 @@ double since(Clock::time_point t0) {
 
 }  // namespace
 
+WholeNaiveMax block_naive_max(const ExactValues& exact, size_t k, std::span<const double> naive) {
+  WholeNaiveMax w;
+  w.max = exact.balls ? naive_max_error((*exact.balls)[k].values, naive, w.excluded)
+                      : naive_max_error(exact.mp[k].values, naive, w.excluded);
+  return w;
+}
+
 std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_naive_maxima(
     const Op& op, const InputSet& in, int64_t block_rows, ref::Format storage,
     std::span<const ref::Format> computes, const BoundRecipe& bound,
@@ -38,14 +45,7 @@ std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_naive_maxima(
       if (times) times->naive += since(t);
       t = Clock::now();
       for (size_t k = 0; k < one_group.size(); ++k) {
-        if (!one_group[k]) continue;
-        int64_t excluded = 0;
-        const ref::mp m = exact.balls
-                              ? naive_max_error((*exact.balls)[k].values, naive[k].values, excluded)
-                              : naive_max_error(exact.mp[k].values, naive[k].values, excluded);
-        WholeNaiveMax& w = out[{k, f}];
-        if (m > w.max) w.max = m;
-        w.excluded += excluded;
+        if (one_group[k]) out[{k, f}].add(block_naive_max(exact, k, naive[k].values));
       }
       if (times) times->maxima += since(t);
     }

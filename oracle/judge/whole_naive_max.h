@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "oracle/core/certified.h"
 #include "oracle/core/op.h"
 #include "oracle/judge/recipe.h"
 #include "reference/number_types.h"
@@ -21,7 +22,17 @@ namespace lmo::oracle {
 struct WholeNaiveMax {
   ref::mp max = 0;       // max|naive − x| over the tensor's elements where both are finite
   int64_t excluded = 0;  // the elements left out of it
+
+  // Adds a block's: the larger maximum, the left-out counts summed.
+  void add(const WholeNaiveMax& block) {
+    if (block.max > max) max = block.max;
+    excluded += block.excluded;
+  }
 };
+
+// A block's max|naive − x| for output k of its exact values (on the balls where exact_values gave
+// them, judge.h) and its naive run.
+WholeNaiveMax block_naive_max(const ExactValues& exact, size_t k, std::span<const double> naive);
 
 // Seconds spent, for verify's breakdown.
 struct WholeNaiveMaxTimes {

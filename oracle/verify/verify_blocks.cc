@@ -111,13 +111,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     for (size_t k = 0; running_max && k < decls.size(); ++k) {
       if (!how[k].uses_naive || how[k].group != 0) continue;
       for (ref::Format f : computes) {
-        int64_t excluded = 0;
-        const std::span<const double> naive = bl.naive.at(f)[k].values;
-        const mp m = x.balls ? naive_max_error((*x.balls)[k].values, naive, excluded)
-                             : naive_max_error(x.mp[k].values, naive, excluded);
-        WholeNaiveMax& w = whole_max[{k, f}];
-        if (m > w.max) w.max = m;
-        w.excluded += excluded;
+        whole_max[{k, f}].add(block_naive_max(x, k, bl.naive.at(f)[k].values));
       }
     }
     if (times) times->judging += since(t);
