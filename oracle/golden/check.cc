@@ -183,7 +183,7 @@ void throw_damaged_golden(const Source& s, const OutputDecl& d, ref::Format of) 
 
 CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
                                     const CheckOptions& opt, int64_t block_rows,
-                                    bool one_pass = true);
+                                    const std::vector<WholeNaiveMax>* whole = nullptr);
 
 CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
                           const CheckOptions& opt) {
@@ -307,14 +307,13 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
 // judge_outputs for an op with independent rows and no top-k output, a block of rows at a time:
 // the same verdicts (BlockVerdicts) with the exact values of one block in memory at once. An
 // output judged as one group (naive-relative, group 0) is judged against the whole tensor's
-// max|naive − x|. In one pass each block is judged against the maximum over the blocks so far,
-// which is at most the whole one: the interval round(x ± B) only widens with B, so an output
-// with no policy failure passes with the same verdict (the last block's bound is the whole
-// tensor's). Where one fails, the second way decides: a first pass over the blocks computes the
-// whole maximum, the second judges (each block's exact and naive values computed twice, rather
-// than held).
+// max|naive − x|: each block against the maximum over the blocks so far, which is at most the
+// whole one. The interval round(x ± B) only widens with B, so an output with no policy failure
+// passes with the same verdict (the last block's bound is the whole tensor's). Where one fails,
+// the blocks are judged again against the `whole` maxima (by output) the pass ended with.
 CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
-                                    const CheckOptions& opt, int64_t block_rows, bool one_pass) {
+                                    const CheckOptions& opt, int64_t block_rows,
+                                    const std::vector<WholeNaiveMax>* whole) {
   CheckReport r;
   r.case_id = c.id;
   const Recipe recipe = opt.recipe.value_or(c.recipe);
@@ -344,6 +343,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
                              " has groups across its rows");
     }
     o.verdicts.emplace(o.given.of);
+    if (whole) o.naive_max = (*whole)[k];
     formats[o.given.f] = formats[o.given.f] || (o.how.uses_naive && o.how.group == 0);
   }
   struct Block {
@@ -357,8 +357,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
   int64_t diagnose_row = -1;
   for (const auto& entry : formats) {
     const ref::Format f = entry.first;
-    const bool two_passes = entry.second && !one_pass;
-    const bool running_max = entry.second && one_pass;
+    const bool running_max = entry.second && !whole;
     const InputSet in = s.inputs_in(f);
     const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
     bool naive_needed = false;
@@ -379,18 +378,6 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
       return bl;
     };
-    if (two_passes) {
-      std::vector<bool> one_group(decls.size(), false);
-      for (size_t k = 0; k < decls.size(); ++k) {
-        const Judged& o = outs[k];
-        one_group[k] = o.given.f == f && o.how.uses_naive && o.how.group == 0;
-      }
-      const ref::Format compute = ref::Format::f32;
-      for (const auto& [key, w] :
-           whole_naive_maxima(op, in, block_rows, f, {&compute, 1}, bound, one_group)) {
-        outs[key.first].naive_max = w;
-      }
-    }
     for (int64_t b = 0; b < rows; b += block_rows) {
       const int64_t e = std::min(rows, b + block_rows);
       const Block bl = block(b, e);
@@ -424,9 +411,11 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     }
   }
   for (const Judged& o : outs) {
-    if (one_pass && o.how.uses_naive && o.how.group == 0 &&
+    if (!whole && o.how.uses_naive && o.how.group == 0 &&
         o.verdicts->result().count(FailReason::kPolicy) > 0) {
-      return judge_outputs_in_blocks(c, op, s, opt, block_rows, false);
+      std::vector<WholeNaiveMax> maxima;
+      for (const Judged& j : outs) maxima.push_back(j.naive_max);
+      return judge_outputs_in_blocks(c, op, s, opt, block_rows, &maxima);
     }
   }
   for (size_t k = 0; k < decls.size(); ++k) {

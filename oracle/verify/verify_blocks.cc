@@ -90,11 +90,11 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
   }
   const bool any_ran = std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.ran; });
-  // The whole tensor's max|naive − x| per output judged as one group and compute format: in one
-  // pass, the maximum of the blocks so far (at most the whole one; round(x ± B) only widens with
-  // B, so an output without a policy failure gets the same verdict, the last block's bound being
-  // the whole tensor's); after a policy failure of such an output, a first pass computes it whole
-  // and the blocks are judged again (check.cc does the same).
+  // The whole tensor's max|naive − x| per output judged as one group and compute format: each
+  // block is judged against the maximum of the blocks so far (at most the whole one; round(x ± B)
+  // only widens with B, so an output without a policy failure gets the same verdict, the last
+  // block's bound being the whole tensor's); after a policy failure of such an output, the blocks
+  // are judged again against the whole maximum the pass ended with (check.cc does the same).
   std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_max;
   bool running_max = false;
   const auto block = [&](int64_t b, int64_t e) {
@@ -171,17 +171,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
   running_max = two_passes;
   judge_blocks();
   if (two_passes && any_ran && one_group_policy_failure()) {
-    running_max = false;
-    std::vector<bool> one_group;
-    for (const RecipeJudging& h : how) one_group.push_back(h.uses_naive && h.group == 0);
-    const std::vector<ref::Format> formats(computes.begin(), computes.end());
-    WholeNaiveMaxTimes t;
-    whole_max = whole_naive_maxima(op, ctx.in, block_rows, storage, formats, bound, one_group, &t);
-    if (times) {
-      times->reference += t.reference;
-      times->naive += t.naive;
-      times->judging += t.maxima;
-    }
+    running_max = false;  // whole_max now holds the whole tensor's maxima: judge again against them
     judge_blocks();
   }
   running_max = false;  // the diagnosis's block below must not count its maximum again
