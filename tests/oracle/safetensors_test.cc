@@ -5,7 +5,6 @@
 #include "oracle/golden/safetensors.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "oracle/core/utf8.h"
+#include "tests/support/scratch_path.h"
 
 namespace lmo::oracle {
 namespace {
@@ -193,8 +193,7 @@ TEST(Safetensors, TrailingJsonWhitespaceInTheHeaderIsAccepted) {
 }
 
 TEST(Safetensors, FileWriteIsAtomicDeterministicAndReadable) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lmo_safetensors_test_" + std::to_string(::getpid()));
+  const auto dir = testdata::scratch_path("lmo_safetensors_test");
   std::filesystem::create_directories(dir);
   const auto path = dir / "case.safetensors";
   SafetensorsContent c;
@@ -223,15 +222,13 @@ TEST(Safetensors, FileWriteIsAtomicDeterministicAndReadable) {
   } catch (const SafetensorsError& e) {
     EXPECT_NE(std::string(e.what()).find("absent.safetensors"), std::string::npos);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // Reading a file mapped, only the tensors a filter keeps (check's golden file): exactly those,
 // bit for bit, with the metadata; an empty file and every truncation are still rejected, a
 // malformed entry even where the filter would drop it, and a missing file names itself.
 TEST(Safetensors, AFilteredReadBuildsOnlyTheKeptTensorsAndChecksEveryEntry) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("lmo_safetensors_keep_" + std::to_string(::getpid()));
+  const auto dir = testdata::scratch_path("lmo_safetensors_keep");
   std::filesystem::create_directories(dir);
   const auto path = dir / "golden.safetensors";
   SafetensorsContent c;
@@ -267,7 +264,6 @@ TEST(Safetensors, AFilteredReadBuildsOnlyTheKeptTensorsAndChecksEveryEntry) {
   } catch (const SafetensorsError& e) {
     EXPECT_NE(std::string(e.what()).find("absent.safetensors"), std::string::npos);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // Every proper prefix of a valid file is rejected (never read out of bounds), and so is the
