@@ -15,6 +15,7 @@
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/topk_pairing.h"
 #include "oracle/judge/whole_naive_max.h"
+#include "reference/ball_rounding.h"
 
 namespace lmo::oracle {
 namespace {
@@ -349,6 +350,10 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
   struct Block {
     std::unique_ptr<Op> op;
     InputSet in;
+    // The certified balls where they decided every rounding and no output's policy reads the
+    // per-element data annotate_exact adds from mp values (arg_error, error_scale): the judge
+    // then makes mp values only where doubles cannot answer. Otherwise the mp values.
+    ExactValues balls;
     Outputs<ref::mp> exact;
     Outputs<double> naive;
   };
@@ -360,9 +365,11 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     const bool running_max = entry.second && !whole;
     const InputSet in = s.inputs_in(f);
     const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
-    bool naive_needed = false;
+    bool naive_needed = false, balls_serve = true;
     for (const Judged& o : outs) {
-      naive_needed = naive_needed || (o.given.f == f && o.how.uses_naive);
+      if (o.given.f != f) continue;
+      naive_needed = naive_needed || o.how.uses_naive;
+      balls_serve = balls_serve && !(o.how.policy.arg_error > 0) && !(o.how.policy.error_scale > 0);
     }
     const auto block = [&](int64_t b, int64_t e) {
       Block bl;
@@ -375,7 +382,11 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
         if (o.given.f != f || !o.how.uses_naive || o.how.group != 0) continue;
         o.naive_max.add(block_naive_max(x, k, bl.naive[k].values));
       }
-      bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
+      if (x.balls && balls_serve) {
+        bl.balls = std::move(x);
+      } else {
+        bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
+      }
       return bl;
     };
     for (int64_t b = 0; b < rows; b += block_rows) {
@@ -385,27 +396,33 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       for (size_t k = 0; k < decls.size(); ++k) {
         Judged& o = outs[k];
         if (o.given.f != f) continue;
-        const OutputValues<ref::mp>& x = bl.exact[k];
+        const OutputValues<ref::Ball>* balls = bl.balls.balls ? &(*bl.balls.balls)[k] : nullptr;
+        const OutputValues<ref::mp>* x = balls ? nullptr : &bl.exact[k];
         if (o.given.gold && slice_rows(*o.given.gold, rows, b, e) !=
-                                rounded_output(block_decls[k], x, o.given.of)) {
+                                (balls ? rounded_output(block_decls[k], bl.balls, k, o.given.of)
+                                       : rounded_output(block_decls[k], *x, o.given.of))) {
           throw_damaged_golden(s, decls[k], o.given.of);
         }
-        JudgeOptions jo = judge_options(o.how, x, o.how.uses_naive ? &bl.naive[k] : nullptr,
-                                        ref::Format::f32, bound);
+        const OutputValues<double>* naive = o.how.uses_naive ? &bl.naive[k] : nullptr;
+        JudgeOptions jo = balls ? judge_options(o.how, *balls, naive, ref::Format::f32, bound)
+                                : judge_options(o.how, *x, naive, ref::Format::f32, bound);
         jo.whole_elements = o.given.got->numel();
         jo.offset = b * o.per_row;
         if (o.how.uses_naive && o.how.group == 0) {
           jo.whole_naive_max = o.naive_max.max;
           jo.whole_naive_excluded = o.naive_max.excluded;
         }
-        JudgeReference judged(o.how.policy, x.values, o.given.of, jo);
+        JudgeReference judged = balls ? JudgeReference(o.how.policy, balls->values, o.given.of, jo)
+                                      : JudgeReference(o.how.policy, x->values, o.given.of, jo);
         o.verdicts->add(judged, *o.given.got);
         // The worst element's reference, while its block's exact values are at hand.
         const int64_t w = o.verdicts->result().metrics.max_ulps_index;
         if (w != o.worst_index) {
           o.worst_index = w;
+          const auto at = static_cast<size_t>(w - jo.offset);
           o.worst_expected = ref::decode<double>(
-              o.given.of, ref::encode(o.given.of, x.values[static_cast<size_t>(w - jo.offset)]));
+              o.given.of, balls ? ref::decided_bits(balls->values[at], o.given.of)
+                                : ref::encode(o.given.of, x->values[at]));
         }
       }
     }

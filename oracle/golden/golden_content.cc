@@ -157,13 +157,13 @@ void put_rounded(ref::Tensor& t, int64_t offset, const OutputDecl& d, const Exac
   });
 }
 
-ref::Tensor rounded(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f) {
+}  // namespace
+
+ref::Tensor rounded_output(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f) {
   ref::Tensor t(d.topk ? ref::DType::i64 : ref::format_dtype(f), d.shape);
   put_rounded(t, 0, d, e, k, f);
   return t;
 }
-
-}  // namespace
 
 SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
                                        std::string_view input_format) {
@@ -226,14 +226,15 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
       for (size_t k = 0; k < decls.size(); ++k) {
         if (decls[k].topk) continue;
         const ref::Format of = output_format(decls[k], c.formats[i]);
-        out.tensors.emplace(golden_output_name(decls[k], of), rounded(decls[k], exact, k, of));
+        out.tensors.emplace(golden_output_name(decls[k], of),
+                            rounded_output(decls[k], exact, k, of));
       }
     }
     for (size_t k = 0; k < decls.size(); ++k) {
       // out.<name>.f64 for users' own metrics; top-k indices have no format and are stored
       // once, out.<name>.i64, the selection on the inputs as the file holds them.
       out.tensors.emplace(golden_output_name(decls[k], ref::Format::f64),
-                          rounded(decls[k], given, k, ref::Format::f64));
+                          rounded_output(decls[k], given, k, ref::Format::f64));
     }
   }
   nlohmann::json policies = nlohmann::json::object();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "oracle/core/case.h"
+#include "oracle/core/certified.h"
 #include "oracle/core/op.h"
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/policy.h"
@@ -28,6 +29,9 @@ nlohmann::json recipes_json(const Case& c, const Op& op);
 
 // Output k of the exact values rounded once to f (indices for a top-k output: i64).
 ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);
+// The same for output k of an exact_values result (certified.h): the balls' bits where they
+// decide every rounding (ref::decided_bits, no mp value), else the mp values'.
+ref::Tensor rounded_output(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f);
 
 // golden_file_content evaluates an op with independent rows (Op::independent_rows) in blocks of
 // rows when its outputs hold more than row_block_elements() elements (row_slice.h).

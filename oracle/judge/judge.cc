@@ -140,14 +140,17 @@ struct UlpAllowance {
   double extra = 0;
 };
 
-UlpAllowance ulp_allowance(const Policy& p, Format f, const mp& x, double condition) {
+UlpAllowance ulp_allowance(const Policy& p, Format f, ExactRef exact, double condition) {
   UlpAllowance a;
   a.k = p.kind == PolicyKind::kUlp ? p.max_ulps(f) : 0;
   a.margin = p.midpoint_margin;
+  if (!(p.kind == PolicyKind::kUlp && p.arg_error > 0)) return a;
+  mp scratch;
+  const mp& x = exact.get(scratch);
   // The argument's rounding amplified by the inner function (Policy::arg_error): the f32
   // result may be `extra` ulps of f off. Narrow formats see it as a wider midpoint margin
   // (the f32 value crosses a midpoint only that close to it), wide ones as more ulps.
-  if (p.kind == PolicyKind::kUlp && p.arg_error > 0 && x != 0) {
+  if (x != 0) {
     a.extra = static_cast<double>(mp(p.arg_error * condition) * ldexp(mp(1), -24) * abs(x) /
                                   ulp_at(f, x));
     if (is_narrow(f)) {
@@ -206,11 +209,13 @@ NaiveInterval naive_interval(const Policy& p, Format f, const mp& x, const mp& n
 
 // The ulp step of the policy (kUlp, or a naive-relative policy at an infinite x) on a finite
 // reference r and finite output y; "" when it passes.
-std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint64_t y,
-                        const ElementMetrics& m, const UlpAllowance& a, double condition,
+std::string ulp_failure(const Policy& p, Format f, ExactRef exact, uint64_t r, uint64_t y,
+                        const ElementError& m, const UlpAllowance& a, double condition,
                         Verdict& v) {
   const int64_t ad = m.ulps < 0 ? -m.ulps : m.ulps;
   if (ad <= a.k) return "";
+  mp scratch;
+  const mp& x = exact.get(scratch);
   double d = -1;  // distance from the midpoint toward y, when rule (3) applies
   if (p.kind == PolicyKind::kUlp && a.margin > 0 && ad == a.k + 1) {
     const uint64_t next = from_ordinal(f, ordinal(f, r) + (m.ulps > 0 ? 1 : -1));
@@ -232,8 +237,8 @@ std::string ulp_failure(const Policy& p, Format f, const mp& x, uint64_t r, uint
   return why;
 }
 
-std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
-                          const ElementMetrics& m, const NaiveInterval& iv, double scale) {
+std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y, const ElementError& m,
+                          const NaiveInterval& iv, double scale) {
   std::string sampled = num(p.naive_factor) + "·max|naive − x|";
   if (p.error_scale > 0) {
     sampled = "max(" + sampled + ", " + num(p.error_scale) + "·u·S) (S = " + num(scale) + ")";
@@ -241,8 +246,7 @@ std::string naive_failure(const Policy& p, Format f, const mp& x, uint64_t y,
   return "the backend wrote " + value(f, y) + ", which is not the rounding of any value within " +
          num(static_cast<double>(iv.bound)) + " = " + sampled + " + " + num(p.output_ulps - 0.5) +
          " ulp + " + num(p.compute_ulps) + " compute ulp of the exact " + num(x) + " (allowed " +
-         value(f, iv.lo) + " … " + value(f, iv.hi) +
-         "; |y − x| = " + num(static_cast<double>(m.abs_error)) + ")";
+         value(f, iv.lo) + " … " + value(f, iv.hi) + "; |y − x| = " + num(m.abs_error) + ")";
 }
 
 // A word with bits set below the format's pattern (tf32) is not a value of it; "" otherwise.
@@ -553,12 +557,21 @@ mp naive_max_error(std::span<const ref::Ball> exact, std::span<const double> nai
 
 JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
                                const JudgeOptions& options)
-    : policy_(policy), exact_(exact), format_(format), options_(options) {
+    : JudgeReference(policy, exact, {}, format, options) {}
+
+JudgeReference::JudgeReference(const Policy& policy, std::span<const ref::Ball> exact,
+                               ref::Format format, const JudgeOptions& options)
+    : JudgeReference(policy, {}, exact, format, options) {}
+
+JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact,
+                               std::span<const ref::Ball> balls, ref::Format format,
+                               const JudgeOptions& options)
+    : policy_(policy), exact_(exact), balls_(balls), format_(format), options_(options) {
   using std::isfinite;
   if (policy.kind == PolicyKind::kTopKSet) {
     throw std::invalid_argument("judge: a topk_set policy is judged by judge_topk");
   }
-  const auto n = static_cast<int64_t>(exact.size());
+  const auto n = static_cast<int64_t>(exact.size() + balls.size());
   const JudgeOptions& o = options;
   if (o.group < 0 || (o.group > 0 && n % o.group != 0)) {
     throw std::invalid_argument("judge: a group of " + std::to_string(o.group) +
@@ -602,12 +615,15 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
       const size_t b = static_cast<size_t>(g * group_), len = static_cast<size_t>(group_);
       int64_t& ex = excluded[static_cast<size_t>(g)];
       const mp worst =
-          groups == 1 ? naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex)
-                      : naive_max_error_serial(exact.subspan(b, len), o.naive.subspan(b, len), ex);
+          !balls.empty() ? naive_max_error(balls.subspan(b, len), o.naive.subspan(b, len), ex)
+          : groups == 1
+              ? naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex)
+              : naive_max_error_serial(exact.subspan(b, len), o.naive.subspan(b, len), ex);
       naive_bounds_[static_cast<size_t>(g)] = mp(policy.naive_factor) * worst;
     };
-    if (groups == 1) {
-      group_bound(0);
+    // naive_max_error on balls runs its own blocks in parallel.
+    if (groups == 1 || !balls.empty()) {
+      for (int64_t g = 0; g < groups; ++g) group_bound(g);
     } else {
       ref::parallel_for(groups, group_bound);
     }
@@ -642,13 +658,15 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
     group_bounds.push_back(b == 0 || d >= 0x1p-1000 ? d : std::numeric_limits<double>::quiet_NaN());
   }
   for_blocks(n, [&](int64_t, int64_t begin, int64_t end) {
+    mp scratch;
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
-      const mp& x = exact[i];
-      const double xd = narrow ? static_cast<double>(x) : 0.0;
+      const ExactRef x = exact_at(i);
+      const double xd = narrow ? x.nearest() : 0.0;
       const std::optional<uint64_t> r =
           narrow ? rounding_of_nearest_double(format, xd) : std::nullopt;
-      rounded_[i] = r ? *r : ref::encode(format, x, o.overflow);
-      if (!naive_bounds_.empty() && isfinite(x)) {
+      rounded_[i] = r ? *r : ref::encode(format, x.get(scratch), o.overflow);
+      const bool finite = x.finite();
+      if (!naive_bounds_.empty() && finite) {
         const size_t g = i / static_cast<size_t>(group_);
         const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[i];
         const std::optional<NaiveEnds> ends =
@@ -660,12 +678,12 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact, 
           naive_hi_[i] = ends->hi;
         } else {
           const NaiveInterval iv =
-              naive_interval(policy, format, x, naive_bounds_[g], o.compute, scale);
+              naive_interval(policy, format, x.get(scratch), naive_bounds_[g], o.compute, scale);
           naive_lo_[i] = iv.lo;
           naive_hi_[i] = iv.hi;
         }
       }
-      if (arg_error && isfinite(x)) {  // judge() computes the rare infinite x itself
+      if (arg_error && finite) {  // judge() computes the rare infinite x itself
         const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
         allowed_ulps_[i] = a.k;
         allowed_margin_[i] = a.margin;
@@ -706,12 +724,12 @@ void JudgeReference::judge_into(const ref::Tensor& got, const GuardedBuffer* buf
   }
   // The metrics of elements equal to their reference are kept from the second output judged on
   // (verify's backends sharing this reference): a single use (check) would only fill and free
-  // them, 150 bytes an element.
-  if (++uses_ == 2) same_.resize(exact_.size());
+  // them, 48 bytes an element.
+  if (++uses_ == 2) same_.resize(static_cast<size_t>(size()));
   // Each piece judges into its own verdict and metrics, merged in index order below. Pieces are
   // cut at the whole tensor's multiples of kJudgeBlock, so that blocks cut there merge into the
   // very metrics of the whole.
-  const auto n = static_cast<int64_t>(exact_.size());
+  const int64_t n = size();
   const int64_t first = offset_ / kJudgeBlock;
   const int64_t last = (offset_ + n + kJudgeBlock - 1) / kJudgeBlock;
   const auto blocks = static_cast<size_t>(std::max<int64_t>(last - first, 0));
@@ -760,9 +778,10 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
   using std::isfinite;
   const Format f = format_;
   const JudgeOptions& o = options_;
+  mp scratch;  // x as mp, made only where a message or a rare rule needs it
   for (int64_t i = begin; i < end; ++i) {
     const auto at = static_cast<size_t>(i - offset_);  // i: in the whole tensor; at: in exact_
-    const mp& x = exact_[at];
+    const ExactRef x = exact_at(at);
     const uint64_t y = got.bits(i);
     const uint64_t r = rounded_[at];
     if (buf && y == buf->poison() && poison_means_unwritten(got.dtype(), r)) {
@@ -772,7 +791,8 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     const bool rn = ref::bits_is_nan(f, r);
     if (rn != ref::bits_is_nan(f, y)) {
       fail(v, i, FailReason::kNanParity,
-           rn ? "the reference is NaN (exact " + num(x) + ") but the backend wrote " + value(f, y)
+           rn ? "the reference is NaN (exact " + num(x.get(scratch)) + ") but the backend wrote " +
+                    value(f, y)
               : "the backend wrote NaN " + hex(y) + " where the reference is " + value(f, r));
       continue;
     }
@@ -782,23 +802,24 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     if (ri || yi) {
       if (!(ri && yi && ordinal(f, r) == ordinal(f, y))) {
         fail(v, i, FailReason::kInfParity,
-             "the reference is " + value(f, r) + " (exact " + num(x) + "), the backend wrote " +
-                 value(f, y));
+             "the reference is " + value(f, r) + " (exact " + num(x.get(scratch)) +
+                 "), the backend wrote " + value(f, y));
       }
       continue;
     }
     // An output equal to its reference has the same metrics on every backend.
-    std::optional<ElementMetrics> other;
-    std::optional<ElementMetrics>& slot = y == r && !same_.empty() ? same_[at] : other;
-    if (!slot) slot = element_error_rounded(f, x, r, y);
-    const ElementMetrics& m = *slot;
+    std::optional<ElementError> other;
+    std::optional<ElementError>& slot = y == r && !same_.empty() ? same_[at] : other;
+    if (!slot) slot = element_error(f, x, r, y);
+    const ElementError& m = *slot;
     acc.add(i, x, m, y);
     if (o.ftz && flushed_subnormal(f, r, y)) continue;
     const double kappa = o.condition.empty() ? 0.0 : o.condition[at];
     std::string why = pattern_failure(f, y);
-    if (why.empty() && (policy_.kind == PolicyKind::kUlp || !isfinite(x))) {
+    const bool finite = x.finite();
+    if (why.empty() && (policy_.kind == PolicyKind::kUlp || !finite)) {
       const UlpAllowance a =
-          allowed_ulps_.empty() || !isfinite(x)
+          allowed_ulps_.empty() || !finite
               ? ulp_allowance(policy_, f, x, kappa)
               : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
       why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);
@@ -807,9 +828,10 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
       if (!(ordinal(f, naive_lo_[at]) <= oy && oy <= ordinal(f, naive_hi_[at]))) {
         // The same interval again, for its bound in the message.
         const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
+        const mp& xm = x.get(scratch);
         why = naive_failure(
-            policy_, f, x, y, m,
-            naive_interval(policy_, f, x, naive_bounds_[at / static_cast<size_t>(group_)],
+            policy_, f, xm, y, m,
+            naive_interval(policy_, f, xm, naive_bounds_[at / static_cast<size_t>(group_)],
                            o.compute, scale),
             scale);
       }

@@ -112,6 +112,12 @@ class JudgeReference {
   // divide the elements, or naive values, condition numbers or error scales of the wrong count.
   JudgeReference(const Policy& policy, std::span<const mp> exact, ref::Format format,
                  const JudgeOptions& options = {});
+  // The same on the certified balls of an evaluation that decided every rounding (each exact
+  // value is to_mp(ball), oracle/core/certified.h): the very Verdict, with mp values made only
+  // for the elements doubles cannot answer for (midpoint_doubles.h), a failure's message, or
+  // a policy with arg_error.
+  JudgeReference(const Policy& policy, std::span<const ref::Ball> exact, ref::Format format,
+                 const JudgeOptions& options = {});
   ref::Format format() const { return format_; }
 
   // Judges an output tensor of format() with exact.size() elements (std::invalid_argument
@@ -121,6 +127,12 @@ class JudgeReference {
 
  private:
   friend class BlockVerdicts;
+  JudgeReference(const Policy& policy, std::span<const mp> exact, std::span<const ref::Ball> balls,
+                 ref::Format format, const JudgeOptions& options);
+  int64_t size() const { return static_cast<int64_t>(exact_.size() + balls_.size()); }
+  ExactRef exact_at(size_t i) const {
+    return balls_.empty() ? ExactRef{&exact_[i], nullptr} : ExactRef{nullptr, &balls_[i]};
+  }
   // Judges this reference's elements of got into v (failures, counts) and acc, after what they
   // already hold (blocks merged in index order).
   void judge_into(const ref::Tensor& got, const GuardedBuffer* buf, Verdict& v,
@@ -131,7 +143,8 @@ class JudgeReference {
                    Verdict& v, MetricsAccumulator& acc);
 
   Policy policy_;
-  std::span<const mp> exact_;
+  std::span<const mp> exact_;         // the exact values, or
+  std::span<const ref::Ball> balls_;  // the balls whose midpoints they are
   int64_t whole_ = 0;   // elements of the tensor judged
   int64_t offset_ = 0;  // of exact_[0] in it
   ref::Format format_;
@@ -149,7 +162,7 @@ class JudgeReference {
   std::vector<double> allowed_margin_, allowed_extra_;
   // The metrics of an element whose output equals rounded_[i], once one was judged (from the
   // second output judged on: empty before).
-  std::vector<std::optional<ElementMetrics>> same_;
+  std::vector<std::optional<ElementError>> same_;
   int uses_ = 0;
 };
 

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "oracle/judge/midpoint_doubles.h"
 
 namespace lmo::oracle {
 namespace {
@@ -152,13 +155,39 @@ ElementMetrics element_metrics(Format f, const mp& exact, uint64_t got, ref::Ove
   return element_metrics_rounded(f, exact, ref::encode(f, exact, overflow), got);
 }
 
-ElementMetrics element_error_rounded(Format f, const mp& exact, uint64_t reference, uint64_t got) {
-  ElementMetrics m;
-  m.reference = reference;
-  m.has_ulps = !ref::bits_is_nan(f, m.reference) && !ref::bits_is_nan(f, got);
-  if (m.has_ulps) m.ulps = ulp_distance(f, m.reference, got);
-  m.abs_error = abs_error(f, exact, got);
-  return m;
+bool ExactRef::finite() const {
+  using std::isfinite;
+  return value ? isfinite(*value) : std::isfinite(ball->hi()) && std::isfinite(ball->lo());
+}
+
+double ExactRef::nearest() const {
+  if (value) return static_cast<double>(*value);
+  const std::optional<double> d = midpoint_double(*ball);
+  return d ? *d : static_cast<double>(ref::to_mp(*ball));
+}
+
+const mp& ExactRef::get(mp& scratch) const {
+  if (value) return *value;
+  scratch = ref::to_mp(*ball);
+  return scratch;
+}
+
+ElementError element_error(Format f, ExactRef x, uint64_t reference, uint64_t got) {
+  ElementError e;
+  e.reference = reference;
+  e.has_ulps = !ref::bits_is_nan(f, reference) && !ref::bits_is_nan(f, got);
+  if (e.has_ulps) e.ulps = ulp_distance(f, reference, got);
+  e.exact = x.nearest();
+  std::optional<double> a;
+  if (x.ball && x.finite() && finite_bits(f, got)) {
+    a = midpoint_abs_error(*x.ball, ref::decode<double>(f, got));
+  }
+  if (!a) {
+    mp scratch;
+    a = static_cast<double>(abs_error(f, x.get(scratch), got));
+  }
+  e.abs_error = *a;
+  return e;
 }
 
 ElementMetrics element_metrics_rounded(Format f, const mp& exact, uint64_t reference,
@@ -220,37 +249,45 @@ bool MetricsAccumulator::may_raise_max_rel(double abs_error, double exact) const
   return !(abs_error / ax * (1 + 0x1p-40) < max_rel_double_ * (1 - 0x1p-40));
 }
 
-void MetricsAccumulator::add(int64_t index, const mp& exact, const ElementMetrics& m,
-                             uint64_t got) {
-  using std::isfinite;
-  if (!isfinite(exact) || !finite_bits(format_, m.reference) || !finite_bits(format_, got)) {
-    return;
-  }
+void MetricsAccumulator::add(int64_t index, ExactRef x, const ElementError& e, uint64_t got) {
+  if (!x.finite() || !finite_bits(format_, e.reference) || !finite_bits(format_, got)) return;
   ++t_.compared;
-  const int64_t u = m.ulps < 0 ? -m.ulps : m.ulps;  // ulp_distance saturates symmetrically
+  const int64_t u = e.ulps < 0 ? -e.ulps : e.ulps;  // ulp_distance saturates symmetrically
   if (!any_ || u > t_.max_ulps) {
     t_.max_ulps = u;
     t_.max_ulps_index = index;
   }
-  if (!any_ || m.abs_error > t_.max_abs) t_.max_abs = m.abs_error;
-  // Each value rounded to double (MPFR's fast conversion; its long double one costs more than
-  // the fma did), squared and summed in long double, whose range holds any double's square.
-  const double ed = static_cast<double>(m.abs_error), xd = static_cast<double>(exact);
-  // The relative error (an MPFR division) only where it may be the largest so far: the
-  // significant bits fall as it grows, so their minimum is the largest one's.
-  if (may_raise_max_rel(ed, xd)) {
-    const mp rel = rel_error_of(exact, m.abs_error);
-    if (!any_ || rel > t_.max_rel) {
-      t_.max_rel = rel;
-      max_rel_double_ = static_cast<double>(rel);
+  const double ed = e.abs_error, xd = e.exact;
+  // The mp values only where this element may hold the largest absolute error (rounding to
+  // double is monotone: an error above t_.max_abs rounds to at least its double) or the largest
+  // relative error (the significant bits fall as it grows, so their minimum is the largest
+  // one's).
+  const bool abs_candidate = !any_ || !(ed < max_abs_double_);
+  const bool rel_candidate = may_raise_max_rel(ed, xd);
+  if (abs_candidate || rel_candidate) {
+    mp scratch;
+    const mp& exact = x.get(scratch);
+    const mp a = abs_error(format_, exact, got);
+    if (!any_ || a > t_.max_abs) {
+      t_.max_abs = a;
+      max_abs_double_ = static_cast<double>(a);
     }
-    const double bits = significant_bits(format_, rel);
-    if (!any_ || bits < t_.min_significant_bits) t_.min_significant_bits = bits;
+    if (rel_candidate) {
+      const mp rel = rel_error_of(exact, a);
+      if (!any_ || rel > t_.max_rel) {
+        t_.max_rel = rel;
+        max_rel_double_ = static_cast<double>(rel);
+      }
+      const double bits = significant_bits(format_, rel);
+      if (!any_ || bits < t_.min_significant_bits) t_.min_significant_bits = bits;
+    }
   }
-  const auto e = static_cast<long double>(ed);
-  const auto x = static_cast<long double>(xd);
-  sum_sq_err_ += e * e;
-  sum_sq_exact_ += x * x;
+  // Each value rounded to double, squared and summed in long double, whose range holds any
+  // double's square.
+  const auto el = static_cast<long double>(ed);
+  const auto xl = static_cast<long double>(xd);
+  sum_sq_err_ += el * el;
+  sum_sq_exact_ += xl * xl;
   any_ = true;
 }
 
@@ -262,7 +299,10 @@ void MetricsAccumulator::merge(const MetricsAccumulator& later) {
     t_.max_ulps = l.max_ulps;
     t_.max_ulps_index = l.max_ulps_index;
   }
-  if (!any_ || l.max_abs > t_.max_abs) t_.max_abs = l.max_abs;
+  if (!any_ || l.max_abs > t_.max_abs) {
+    t_.max_abs = l.max_abs;
+    max_abs_double_ = later.max_abs_double_;
+  }
   if (!any_ || l.max_rel > t_.max_rel) {
     t_.max_rel = l.max_rel;
     max_rel_double_ = later.max_rel_double_;
@@ -300,8 +340,8 @@ TensorMetrics tensor_metrics(std::span<const mp> exact, const ref::Tensor& got,
   MetricsAccumulator acc(f);
   for (int64_t i = 0; i < got.numel(); ++i) {
     const uint64_t y = got.bits(i);
-    acc.add(i, exact[static_cast<size_t>(i)],
-            element_metrics(f, exact[static_cast<size_t>(i)], y, overflow), y);
+    const ExactRef x{&exact[static_cast<size_t>(i)]};
+    acc.add(i, x, element_error(f, x, ref::encode(f, *x.value, overflow), y), y);
   }
   return acc.result();
 }

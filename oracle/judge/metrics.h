@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <span>
 
+#include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"
 #include "reference/tensor.h"
@@ -72,11 +73,31 @@ ElementMetrics element_metrics(ref::Format f, const mp& exact, uint64_t got,
 // already has it (the judge rounds each exact value once for all the backends it judges).
 ElementMetrics element_metrics_rounded(ref::Format f, const mp& exact, uint64_t reference,
                                        uint64_t got);
-// The part of it the judge and MetricsAccumulator::add use: reference, ulps and abs_error
-// (rel_error, error_in_u and significant_bits left 0; add derives what it needs of them only
-// where an element may hold the largest relative error).
-ElementMetrics element_error_rounded(ref::Format f, const mp& exact, uint64_t reference,
-                                     uint64_t got);
+// One element's exact value as the judge holds it: an mp value, or a certified ball whose
+// midpoint is the exact value (x = to_mp(ball), oracle/core/certified.h), which spares making
+// an mp value per element where doubles answer (midpoint_doubles.h). Exactly one is set.
+struct ExactRef {
+  const mp* value = nullptr;
+  const ref::Ball* ball = nullptr;
+
+  bool finite() const;
+  // x rounded to double.
+  double nearest() const;
+  // x: the held mp value, or `scratch` set to the ball's.
+  const mp& get(mp& scratch) const;
+};
+
+// The part of an element's metrics the judge and MetricsAccumulator::add use: the reference,
+// the ulps, and x and |y − x| rounded to double (bit for bit abs_error's mp value rounded; add
+// makes the mp values only where an element may hold the largest absolute or relative error).
+struct ElementError {
+  uint64_t reference = 0;
+  bool has_ulps = false;
+  int64_t ulps = 0;
+  double exact = 0;      // x rounded to double
+  double abs_error = 0;  // |y − x| rounded to double (NaN, inf as abs_error gives them)
+};
+ElementError element_error(ref::Format f, ExactRef x, uint64_t reference, uint64_t got);
 
 // Distance of x from the midpoint of the values of patterns a and b (non-NaN, a ≠ b in value),
 // in units of |value(b) − value(a)|. An infinity stands for the value one step beyond the
@@ -106,8 +127,8 @@ class MetricsAccumulator {
  public:
   explicit MetricsAccumulator(ref::Format f) : format_(f) {}
   // Adds element `index` (used for max_ulps_index) when both are finite; ignores it otherwise.
-  // Uses m's reference, ulps and abs_error (its relative error is recomputed where needed).
-  void add(int64_t index, const mp& exact, const ElementMetrics& m, uint64_t got);
+  // e is element_error(format, x, reference, got).
+  void add(int64_t index, ExactRef x, const ElementError& e, uint64_t got);
   // Adds what `later` accumulated, as if its elements had been added after this one's (the
   // judge merges its blocks in index order). The sums are added as wholes: the same to within
   // the rounding of mp, not bit for bit a single element-by-element sum.
@@ -123,6 +144,7 @@ class MetricsAccumulator {
   // a tenth of `verify`.
   long double sum_sq_err_ = 0;
   long double sum_sq_exact_ = 0;
+  double max_abs_double_ = 0;  // t_.max_abs rounded to double
   double max_rel_double_ = 0;  // t_.max_rel rounded to double
   // Whether an element of these errors (rounded to double) may exceed t_.max_rel.
   bool may_raise_max_rel(double abs_error, double exact) const;

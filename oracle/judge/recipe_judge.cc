@@ -36,13 +36,15 @@ RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d,
   return j;
 }
 
-JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>& exact,
-                           const OutputValues<double>* naive, ref::Format compute,
-                           const BoundRecipe& r) {
+namespace {
+
+JudgeOptions options_with(const RecipeJudging& how, std::span<const double> condition,
+                          std::span<const double> error_scale, const OutputValues<double>* naive,
+                          ref::Format compute, const BoundRecipe& r) {
   JudgeOptions jo;
   jo.group = how.group;
-  jo.condition = exact.condition;
-  jo.error_scale = exact.error_scale;
+  jo.condition = condition;
+  jo.error_scale = error_scale;
   jo.ftz = r.ftz();
   if (how.uses_naive && naive) {
     jo.naive = naive->values;
@@ -50,6 +52,20 @@ JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>
     if (jo.error_scale.empty()) jo.error_scale = naive->error_scale;
   }
   return jo;
+}
+
+}  // namespace
+
+JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>& exact,
+                           const OutputValues<double>* naive, ref::Format compute,
+                           const BoundRecipe& r) {
+  return options_with(how, exact.condition, exact.error_scale, naive, compute, r);
+}
+
+JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::Ball>& exact,
+                           const OutputValues<double>* naive, ref::Format compute,
+                           const BoundRecipe& r) {
+  return options_with(how, exact.condition, exact.error_scale, naive, compute, r);
 }
 
 namespace {

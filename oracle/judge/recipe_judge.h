@@ -35,6 +35,10 @@ RecipeJudging judging_under(const Policy& strict_policy, const OutputDecl& d, co
 JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::mp>& exact,
                            const OutputValues<double>* naive, ref::Format compute,
                            const BoundRecipe& r);
+// The same for the certified balls of an evaluation (certified.h, ExactValues::balls).
+JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::Ball>& exact,
+                           const OutputValues<double>* naive, ref::Format compute,
+                           const BoundRecipe& r);
 
 // How closely one recipe's simulated kernel reproduces a kernel's outputs.
 struct RecipeMatch {

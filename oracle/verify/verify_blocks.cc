@@ -41,7 +41,8 @@ struct Run {
 struct Block {
   std::unique_ptr<Op> op;
   InputSet in;
-  Outputs<ref::mp> exact;
+  ExactValues balls;       // the certified balls, where they serve the judge
+  Outputs<ref::mp> exact;  // the exact values otherwise
   std::map<ref::Format, Outputs<double>> naive;
 };
 
@@ -90,6 +91,12 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
   }
   const bool any_ran = std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.ran; });
+  // The certified balls serve the judge where no output's policy reads annotate_exact's
+  // per-element data (arg_error, error_scale): it then makes mp values only where doubles
+  // cannot answer (judge.h).
+  const bool balls_serve = std::none_of(how.begin(), how.end(), [](const RecipeJudging& h) {
+    return h.policy.arg_error > 0 || h.policy.error_scale > 0;
+  });
   // The whole tensor's max|naive − x| per output judged as one group and compute format: each
   // block is judged against the maximum of the blocks so far (at most the whole one; round(x ± B)
   // only widens with B, so an output without a policy failure gets the same verdict, the last
@@ -97,7 +104,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
   // are judged again against the whole maximum the pass ended with (check.cc does the same).
   std::map<std::pair<size_t, ref::Format>, WholeNaiveMax> whole_max;
   bool running_max = false;
-  const auto block = [&](int64_t b, int64_t e) {
+  const auto block = [&](int64_t b, int64_t e, bool need_mp) {
     Block bl;
     bl.op = op.with_rows(e - b);
     bl.in = row_slice(op, ctx.in, rows, b, e);
@@ -116,7 +123,11 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
     if (times) times->judging += since(t);
     t = Clock::now();
-    bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
+    if (x.balls && balls_serve && !need_mp) {
+      bl.balls = std::move(x);
+    } else {
+      bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
+    }
     if (times) times->reference += since(t);
     return bl;
   };
@@ -126,7 +137,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
       for (const OutputDecl& d : decls) r.verdicts.emplace_back(output_format(d, storage));
     }
     for (int64_t b = 0; any_ran && b < rows; b += block_rows) {
-      const Block bl = block(b, std::min(rows, b + block_rows));
+      const Block bl = block(b, std::min(rows, b + block_rows), false);
       const auto t = Clock::now();
       for (size_t k = 0; k < decls.size(); ++k) {
         // One reference per compute format, shared by the backends that compute in it.
@@ -136,8 +147,10 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
           const ref::Format f = r.backend->compute_format();
           auto it = judged.find(f);
           if (it == judged.end()) {
-            JudgeOptions jo = judge_options(
-                how[k], bl.exact[k], how[k].uses_naive ? &bl.naive.at(f)[k] : nullptr, f, bound);
+            const OutputValues<ref::Ball>* balls = bl.balls.balls ? &(*bl.balls.balls)[k] : nullptr;
+            const OutputValues<double>* naive = how[k].uses_naive ? &bl.naive.at(f)[k] : nullptr;
+            JudgeOptions jo = balls ? judge_options(how[k], *balls, naive, f, bound)
+                                    : judge_options(how[k], bl.exact[k], naive, f, bound);
             jo.whole_elements = ref::checked_numel(decls[k].shape);
             jo.offset = b * per_row[k];
             if (how[k].uses_naive && how[k].group == 0) {
@@ -145,11 +158,16 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
               jo.whole_naive_max = worst;
               jo.whole_naive_excluded = left_out;
             }
-            it = judged
-                     .emplace(std::piecewise_construct, std::forward_as_tuple(f),
-                              std::forward_as_tuple(how[k].policy, bl.exact[k].values,
-                                                    output_format(decls[k], storage), jo))
-                     .first;
+            const ref::Format of = output_format(decls[k], storage);
+            it = balls ? judged
+                             .emplace(std::piecewise_construct, std::forward_as_tuple(f),
+                                      std::forward_as_tuple(how[k].policy, balls->values, of, jo))
+                             .first
+                       : judged
+                             .emplace(
+                                 std::piecewise_construct, std::forward_as_tuple(f),
+                                 std::forward_as_tuple(how[k].policy, bl.exact[k].values, of, jo))
+                             .first;
           }
           r.verdicts[k].add(it->second, r.got[k], &r.bufs[k]);
         }
@@ -195,7 +213,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
         // them on the whole op, whose exact values this path does not hold).
         const int64_t b = failed_row / block_rows * block_rows;
         const int64_t e = std::min(rows, b + block_rows);
-        const Block bl = block(b, e);
+        const Block bl = block(b, e, true);
         std::vector<ref::Tensor> sliced;
         sliced.reserve(decls.size());
         for (size_t k = 0; k < decls.size(); ++k) {

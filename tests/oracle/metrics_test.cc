@@ -255,10 +255,29 @@ TEST(TensorMetrics, AllZeroAndEmpty) {
   EXPECT_DOUBLE_EQ(t.min_significant_bits, 11.0);
 }
 
+// The accumulator makes an element's mp |y − x| only where its double may reach the largest
+// one's: an error larger in mp than the maximum but equal to it as a double, in an element whose
+// relative error is smaller (so that the relative screen does not make it), still raises max_abs.
+TEST(TensorMetrics, LargestAbsoluteErrorEqualAsADoubleStillCounts) {
+  const Format f = Format::f32;
+  const mp e0 = boost::multiprecision::ldexp(mp(1), -25);
+  const mp e1 = e0 + boost::multiprecision::ldexp(mp(1), -80);
+  const mp x[] = {mp(1) - e0, mp(4) - e1};
+  const uint64_t got[] = {ref::encode(f, mp(1)), ref::encode(f, mp(4))};
+  ASSERT_EQ(static_cast<double>(e0), static_cast<double>(e1));
+  MetricsAccumulator acc(f);
+  for (int64_t i = 0; i < 2; ++i) {
+    const ExactRef r{&x[i]};
+    acc.add(i, r, element_error(f, r, ref::encode(f, x[i]), got[i]), got[i]);
+  }
+  EXPECT_TRUE(acc.result().max_abs == e1);
+  EXPECT_TRUE(acc.result().max_rel == e0 / x[0]);
+}
+
 // The accumulator computes the relative error only where an element may hold the largest one: its
-// max_rel and min_significant_bits equal the brute force over every element's full metrics, on
-// tensors whose relative errors tie, nearly tie (differing beyond the 17th digit), rise by
-// relative steps of 2^-64 along the index, include exact zeros and x = 0.
+// max_abs, max_rel and min_significant_bits equal the brute force over every element's full
+// metrics, on tensors whose relative errors tie, nearly tie (differing beyond the 17th digit), rise
+// by relative steps of 2^-64 along the index, include exact zeros and x = 0.
 TEST(TensorMetrics, LargestRelativeErrorAndBitsMatchTheBruteForce) {
   uint64_t state = 99;
   const auto next = [&] {
@@ -292,16 +311,18 @@ TEST(TensorMetrics, LargestRelativeErrorAndBitsMatchTheBruteForce) {
                              : (next() % 3 == 0 ? rx : from_ordinal(f, o)));
       }
       MetricsAccumulator acc(f);
-      mp max_rel = 0;
+      mp max_rel = 0, max_abs = 0;
       double min_bits = ref::spec(f).precision();
       for (size_t i = 0; i < exact.size(); ++i) {
         const ElementMetrics full = element_metrics(f, exact[i], got[i]);
-        acc.add(static_cast<int64_t>(i), exact[i],
-                element_error_rounded(f, exact[i], full.reference, got[i]), got[i]);
+        const ExactRef x{&exact[i]};
+        acc.add(static_cast<int64_t>(i), x, element_error(f, x, full.reference, got[i]), got[i]);
         max_rel = std::max(max_rel, full.rel_error);
+        max_abs = std::max(max_abs, full.abs_error);
         min_bits = std::min(min_bits, full.significant_bits);
       }
       const TensorMetrics t = acc.result();
+      ASSERT_EQ(t.max_abs, max_abs) << ref::format_name(f) << " trial " << trial;
       ASSERT_EQ(t.max_rel, max_rel) << ref::format_name(f) << " trial " << trial;
       ASSERT_EQ(t.min_significant_bits, min_bits) << ref::format_name(f) << " trial " << trial;
     }
