@@ -644,45 +644,28 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact,
   }
   const auto size = static_cast<size_t>(n);
   rounded_.resize(size);
-  if (!naive_bounds_.empty()) naive_lo_.resize(size), naive_hi_.resize(size);
+  nearest_.resize(size);
   if (arg_error) {
     allowed_ulps_.resize(size), allowed_margin_.resize(size), allowed_extra_.resize(size);
   }
   // The roundings from each exact value's nearest double where it decides them
   // (reference_bits.h: the same bits), in MPFR otherwise.
   const bool narrow = ref::spec(format).precision() <= 24;
-  std::vector<double> group_bounds;
   for (const mp& b : naive_bounds_) {
     // A bound whose double has lost its relative accuracy (underflow) decides nothing: NaN.
     const double d = static_cast<double>(b);
-    group_bounds.push_back(b == 0 || d >= 0x1p-1000 ? d : std::numeric_limits<double>::quiet_NaN());
+    group_bounds_.push_back(b == 0 || d >= 0x1p-1000 ? d
+                                                     : std::numeric_limits<double>::quiet_NaN());
   }
   for_blocks(n, [&](int64_t, int64_t begin, int64_t end) {
     mp scratch;
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       const ExactRef x = exact_at(i);
-      const double xd = narrow ? x.nearest() : 0.0;
+      const double xd = nearest_[i] = x.nearest();
       const std::optional<uint64_t> r =
           narrow ? rounding_of_nearest_double(format, xd) : std::nullopt;
       rounded_[i] = r ? *r : ref::encode(format, x.get(scratch), o.overflow);
       const bool finite = x.finite();
-      if (!naive_bounds_.empty() && finite) {
-        const size_t g = i / static_cast<size_t>(group_);
-        const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[i];
-        const std::optional<NaiveEnds> ends =
-            narrow ? naive_ends_of_nearest_double(
-                         format, xd, naive_terms(policy, o.compute, group_bounds[g], scale))
-                   : std::nullopt;
-        if (ends) {
-          naive_lo_[i] = ends->lo;
-          naive_hi_[i] = ends->hi;
-        } else {
-          const NaiveInterval iv =
-              naive_interval(policy, format, x.get(scratch), naive_bounds_[g], o.compute, scale);
-          naive_lo_[i] = iv.lo;
-          naive_hi_[i] = iv.hi;
-        }
-      }
       if (arg_error && finite) {  // judge() computes the rare infinite x itself
         const UlpAllowance a = ulp_allowance(policy, format, x, o.condition[i]);
         allowed_ulps_[i] = a.k;
@@ -691,6 +674,21 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact,
       }
     }
   });
+}
+
+NaiveEnds JudgeReference::naive_ends(size_t at, mp& scratch) const {
+  const size_t g = at / static_cast<size_t>(group_);
+  const double scale = options_.error_scale.empty() ? 0.0 : options_.error_scale[at];
+  const std::optional<NaiveEnds> ends =
+      ref::spec(format_).precision() <= 24
+          ? naive_ends_of_nearest_double(
+                format_, nearest_[at],
+                naive_terms(policy_, options_.compute, group_bounds_[g], scale))
+          : std::nullopt;
+  if (ends) return *ends;
+  const NaiveInterval iv = naive_interval(policy_, format_, exact_at(at).get(scratch),
+                                          naive_bounds_[g], options_.compute, scale);
+  return {iv.lo, iv.hi};
 }
 
 namespace {
@@ -810,7 +808,7 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     // An output equal to its reference has the same metrics on every backend.
     std::optional<ElementError> other;
     std::optional<ElementError>& slot = y == r && !same_.empty() ? same_[at] : other;
-    if (!slot) slot = element_error(f, x, r, y);
+    if (!slot) slot = element_error(f, x, nearest_[at], r, y);
     const ElementError& m = *slot;
     acc.add(i, x, m, y);
     if (o.ftz && flushed_subnormal(f, r, y)) continue;
@@ -823,9 +821,12 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
               ? ulp_allowance(policy_, f, x, kappa)
               : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
       why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);
-    } else if (why.empty()) {
+    } else if (why.empty() && y != r) {
+      // The reference itself lies in round(x − B) … round(x + B) (rounding is monotone, B ≥ 0):
+      // only another value needs the interval's ends.
       const int64_t oy = ordinal(f, y);
-      if (!(ordinal(f, naive_lo_[at]) <= oy && oy <= ordinal(f, naive_hi_[at]))) {
+      const NaiveEnds ends = naive_ends(at, scratch);
+      if (!(ordinal(f, ends.lo) <= oy && oy <= ordinal(f, ends.hi))) {
         // The same interval again, for its bound in the message.
         const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
         const mp& xm = x.get(scratch);

@@ -30,6 +30,7 @@
 #include "oracle/core/topk_groups.h"
 #include "oracle/judge/metrics.h"
 #include "oracle/judge/policy.h"
+#include "oracle/judge/reference_bits.h"
 #include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/tensor.h"
@@ -154,8 +155,10 @@ class JudgeReference {
   std::vector<mp> naive_bounds_;   // kNaiveRelative: naive_factor · max|naive − x|, per group
   double naive_bound_ = 0;         // the largest of them
   int64_t naive_excluded_ = 0;
-  // kNaiveRelative, finite exact values: the lowest and highest patterns the element may hold.
-  std::vector<uint64_t> naive_lo_, naive_hi_;
+  std::vector<double> group_bounds_;  // naive_bounds_ as doubles (NaN where they underflow)
+  std::vector<double> nearest_;       // each exact value rounded to double
+  // kNaiveRelative, a finite exact value: the lowest and highest patterns element `at` may hold.
+  NaiveEnds naive_ends(size_t at, mp& scratch) const;
   // kUlp with arg_error: per element with a finite exact value, the ulps allowed, the midpoint
   // margin and the widening.
   std::vector<int64_t> allowed_ulps_;

@@ -173,11 +173,15 @@ const mp& ExactRef::get(mp& scratch) const {
 }
 
 ElementError element_error(Format f, ExactRef x, uint64_t reference, uint64_t got) {
+  return element_error(f, x, x.nearest(), reference, got);
+}
+
+ElementError element_error(Format f, ExactRef x, double nearest, uint64_t reference, uint64_t got) {
   ElementError e;
   e.reference = reference;
   e.has_ulps = !ref::bits_is_nan(f, reference) && !ref::bits_is_nan(f, got);
   if (e.has_ulps) e.ulps = ulp_distance(f, reference, got);
-  e.exact = x.nearest();
+  e.exact = nearest;
   std::optional<double> a;
   if (x.ball && x.finite() && finite_bits(f, got)) {
     a = midpoint_abs_error(*x.ball, ref::decode<double>(f, got));

@@ -98,6 +98,9 @@ struct ElementError {
   double abs_error = 0;  // |y − x| rounded to double (NaN, inf as abs_error gives them)
 };
 ElementError element_error(ref::Format f, ExactRef x, uint64_t reference, uint64_t got);
+// The same given x rounded to double (x.nearest()), which the judge holds.
+ElementError element_error(ref::Format f, ExactRef x, double nearest, uint64_t reference,
+                           uint64_t got);
 
 // Distance of x from the midpoint of the values of patterns a and b (non-NaN, a ≠ b in value),
 // in units of |value(b) − value(a)|. An infinity stands for the value one step beyond the
