@@ -131,7 +131,11 @@ bool cell_of(Format f, double hi, Cell& c) {
     const double gap = pow2(ev - s.frac_bits);
     c.half_up = gap / 2;
     c.half_down = (rb & ((uint64_t{1} << 52) - 1)) == 0 && ev > s.emin() ? gap / 4 : gap / 2;
-    c.bits = encode(f, c.value);  // exact: a value of f
+    // F's pattern from its bits (a positive normal value of f): the biased exponent and the
+    // kept fraction bits, in the container's position. encode's general path cost a third of
+    // this function.
+    const uint64_t frac = (rb >> drop) & ((uint64_t{1} << s.frac_bits) - 1);
+    c.bits = ((static_cast<uint64_t>(ev + s.bias) << s.frac_bits) | frac) << s.shift;
     return true;
   }
   // Elsewhere (f's subnormals, overflow) from the patterns: positive ones are ordered like their
@@ -149,11 +153,11 @@ bool cell_of(Format f, double hi, Cell& c) {
 
 }  // namespace
 
-std::optional<uint64_t> narrow_rounding(Format f, dd::DD v, double rel_err) {
+uint64_t narrow_rounding_bits(Format f, dd::DD v, double rel_err) {
   const double hi = v.hi;
   Cell c;
   if (!(hi > 0) || !std::isfinite(hi) || spec(f).precision() > 24 || !cell_of(f, hi, c)) {
-    return std::nullopt;
+    return kUndecided;
   }
   // The half gaps are powers of two (exact differences of neighbours of at most 24 bits).
   // hi − F is exact (Sterbenz: F/2 ≤ hi ≤ 2F as hi rounds to F ≠ 0), so t is v − F rounded once,
@@ -165,7 +169,7 @@ std::optional<uint64_t> narrow_rounding(Format f, dd::DD v, double rel_err) {
   if (t + slack < c.half_up * (1 - 0x1p-40) && slack - t < c.half_down * (1 - 0x1p-40)) {
     return c.bits;
   }
-  return std::nullopt;
+  return kUndecided;
 }
 
 Ball round_to_format(Format f, const Ball& x, Overflow o) {

@@ -73,18 +73,60 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
   bytes_.assign(static_cast<size_t>(numel_) * dtype_size(dtype_), 0);
 }
 
+namespace {
+
+// One element's bytes as an integer of its width (little-endian host), each width a fixed-size
+// copy the compiler makes a single load or store: a copy of a variable size was a library call
+// per element, a tenth of judging at real shapes.
+template <class U>
+uint64_t load(const uint8_t* p) {
+  U v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <class U>
+void store(uint8_t* p, uint64_t b) {
+  const auto v = static_cast<U>(b);
+  std::memcpy(p, &v, sizeof v);
+}
+
+}  // namespace
+
 uint64_t Tensor::bits(int64_t i) const {
   if (i < 0 || i >= numel_) throw std::out_of_range("Tensor::bits: index out of range");
-  uint64_t b = 0;
   const size_t sz = dtype_size(dtype_);
-  std::memcpy(&b, bytes_.data() + static_cast<size_t>(i) * sz, sz);  // little-endian host
-  return b;
+  const uint8_t* p = bytes_.data() + static_cast<size_t>(i) * sz;
+  switch (sz) {
+    case 1:
+      return load<uint8_t>(p);
+    case 2:
+      return load<uint16_t>(p);
+    case 4:
+      return load<uint32_t>(p);
+    default:
+      return load<uint64_t>(p);
+  }
 }
 
 void Tensor::set_bits(int64_t i, uint64_t b) {
   if (i < 0 || i >= numel_) throw std::out_of_range("Tensor::set_bits: index out of range");
   const size_t sz = dtype_size(dtype_);
-  std::memcpy(bytes_.data() + static_cast<size_t>(i) * sz, &b, sz);
+  uint8_t* p = bytes_.data() + static_cast<size_t>(i) * sz;
+  switch (sz) {
+    case 1:
+      store<uint8_t>(p, b);
+      break;
+    case 2:
+      store<uint16_t>(p, b);
+      break;
+    case 4:
+      store<uint32_t>(p, b);
+      break;
+    default:
+      store<uint64_t>(p, b);
+      break;
+  }
 }
 
 double Tensor::get(int64_t i) const {

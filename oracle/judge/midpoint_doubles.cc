@@ -12,16 +12,24 @@
 namespace lmo::oracle {
 namespace {
 
+// The exponent of a nonzero finite x read off its bits (std::ilogb is a library call, and these
+// run for every element judged): subnormals answer −1023, above their true exponent, which
+// only widens a span below.
+int exponent(double x) {
+  const auto e = static_cast<int>((std::bit_cast<uint64_t>(x) >> 52) & 0x7ff);
+  return e == 0 ? -1023 : e - 1023;
+}
+
 // The bits the nonzero values among `terms` occupy, from a carry above the largest (two: a sum of
-// three terms is below 4·2^e) to the lowest bit the smallest may hold (52 below its exponent):
-// the span the exact sum needs at most. 0 when all are zero.
+// three terms is below 4·2^e) to the lowest bit the smallest may hold (52 below its exponent, and
+// never below 2^-1074): the span the exact sum needs at most. 0 when all are zero.
 int span_of(std::initializer_list<double> terms, int carry_bits) {
   int top = INT_MIN, bottom = INT_MAX;
   for (const double t : terms) {
     if (t == 0) continue;
-    const int e = std::ilogb(t);
+    const int e = exponent(t);
     top = std::max(top, e + carry_bits);
-    bottom = std::min(bottom, e - 52);
+    bottom = std::min(bottom, std::max(e - 52, -1074));
   }
   return top == INT_MIN ? 0 : top - bottom + 1;
 }
