@@ -303,14 +303,19 @@ bool Evaluator::exponentials(Row& r, double* sh, double* sl, const double* sd) c
   for (int64_t j = 1; j <= r.hi - r.lo; ++j) m = std::max(m, sh[j]);
   double zs = 0, zl = 0, zh = 0, ztl = 0, zmag = 0;
   int64_t in_chain = 0, merges = 0;
-  for (int64_t j = 0; j <= r.hi - r.lo; ++j) {
+  const int64_t count = r.hi - r.lo + 1;
+  for (int64_t j = 0; j < count; ++j) {
     const dd::DD x = dd::add({sh[j], sl[j]}, {-m, 0});
     const double delta = kF * (sd[j] + dd::kAddErr * kF * std::fabs(x.hi)) + kAbs;
     if (!(delta <= 0x1p-20)) return false;
     r.rho = std::max(r.rho, (delta + dd::kExpErr) * (1 + 0x1p-19));
-    const dd::DD e = dd::exp(x);
-    sh[j] = e.hi;
-    sl[j] = e.lo;
+    sh[j] = x.hi;
+    sl[j] = x.lo;
+  }
+  // Every exponential of the row at once (dd::exp_many: the bits of exp, four at a time).
+  dd::exp_many(sh, sl, count, sh, sl);
+  for (int64_t j = 0; j < count; ++j) {
+    const dd::DD e{sh[j], sl[j]};
     if (e.hi < kTiny) {
       ++r.skipped;
       continue;

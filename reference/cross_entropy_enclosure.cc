@@ -55,17 +55,22 @@ LMO_FMA_CLONES bool row(const double* z, int64_t n, int64_t t, double lambda, do
     if (!std::isfinite(z[j])) return false;
     m = std::max(m, z[j]);
   }
+  // x_j = z_j − m exactly (2Sum), then every e^(x_j) at once (dd::exp_many: the bits of exp,
+  // four at a time), in place.
+  for (int64_t j = 0; j < n; ++j) {
+    const dd::DD x = dd::two_sum(z[j], -m);
+    if (x.hi < kLowest) return false;
+    eh[j] = x.hi;
+    el[j] = x.lo;
+  }
+  dd::exp_many(eh, el, n, eh, el);
   double th = 0, tl = 0, mag = 0;
   int64_t blocks = 0;
   for (int64_t j0 = 0; j0 < n; j0 += kChain) {
     const int64_t j1 = std::min(n, j0 + kChain);
     double s = 0, l = 0;
     for (int64_t j = j0; j < j1; ++j) {
-      const dd::DD x = dd::two_sum(z[j], -m);  // exact
-      if (x.hi < kLowest) return false;
-      const dd::DD e = dd::exp(x);
-      eh[j] = e.hi;
-      el[j] = e.lo;
+      const dd::DD e{eh[j], el[j]};
       const double sum = s + e.hi;
       const double bb = sum - s;
       l += (s - (sum - bb)) + (e.hi - bb) + e.lo;

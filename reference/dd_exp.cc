@@ -27,67 +27,47 @@
 // compares 10^5 arguments against MPFR (observed maximum far below).
 #include "reference/dd_exp.h"
 
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
+#include "reference/dd_exp_core.h"
 #include "reference/fma_clones.h"
 #include "reference/number_types.h"
 #include "reference/split_constant.h"
 
 namespace lmo::ref::dd {
-namespace {
 
-// ln 2/256 split into two 32-bit pieces and a double, from MPFR.
-struct Constants {
-  double inv_l = 0;  // 256/ln 2, only to choose k (its error moves r, not the result)
-  double l1 = 0, l2 = 0, l3 = 0;
-  std::array<DD, 256> table{};
-};
-
-Constants make_constants() {
-  Constants c;
-  const mp l = boost::multiprecision::log(mp(2)) / 256;
-  c.inv_l = static_cast<double>(mp(1 / l));
-  c.l1 = cut_to_32_bits(static_cast<double>(l));
-  const mp rest = l - c.l1;
-  c.l2 = cut_to_32_bits(static_cast<double>(rest));
-  c.l3 = static_cast<double>(mp(rest - c.l2));
-  for (int j = 0; j < 256; ++j) c.table[static_cast<size_t>(j)] = dd_of(exp(mp(j) * l));
-  return c;
-}
+namespace exp_core {
 
 const Constants& constants() {
-  static const Constants c = make_constants();
+  static const Constants c = [] {
+    Constants k;
+    const mp l = boost::multiprecision::log(mp(2)) / 256;
+    k.inv_l = static_cast<double>(mp(1 / l));
+    k.l1 = cut_to_32_bits(static_cast<double>(l));
+    const mp rest = l - k.l1;
+    k.l2 = cut_to_32_bits(static_cast<double>(rest));
+    k.l3 = static_cast<double>(mp(rest - k.l2));
+    for (int j = 0; j < 256; ++j) k.table[static_cast<size_t>(j)] = dd_of(exp(mp(j) * l));
+    return k;
+  }();
   return c;
 }
 
-// 1/3! and 1/4! in double-double; 1/5! … 1/8! in double (their errors are weighted by |r|^5).
-constexpr DD kInv6{0x1.5555555555555p-3, 0x1.5555555555555p-57};
-constexpr DD kInv24{0x1.5555555555555p-5, 0x1.5555555555555p-59};
-constexpr double kInv120 = 1.0 / 120, kInv720 = 1.0 / 720, kInv5040 = 1.0 / 5040,
-                 kInv40320 = 1.0 / 40320;
+}  // namespace exp_core
 
-[[gnu::always_inline]] inline DD horner_step(DD c, DD r, DD h) { return add(c, mul(r, h)); }
-
-}  // namespace
+using exp_core::constants;
+using exp_core::Constants;
+using exp_core::kInv120;
 
 LMO_FMA_CLONES DD exp(DD x) {
   if (x.hi < kExpMin) return {0, 0};
-  const Constants& c = constants();
+  const exp_core::Constants& c = constants();
   const double kd = std::nearbyint(x.hi * c.inv_l);
-  const DD t = two_sum(x.hi - kd * c.l1, -kd * c.l2);
-  const DD r = add(add(t, DD{x.lo, 0}), DD{-kd * c.l3, 0});
-  const double q = kInv120 + r.hi * (kInv720 + r.hi * (kInv5040 + r.hi * kInv40320));
-  DD h = add(kInv24, mul_fp(r, q));
-  h = horner_step(kInv6, r, h);
-  h = horner_step(DD{0.5, 0}, r, h);
-  h = horner_step(DD{1, 0}, r, h);
-  const DD p = mul(r, h);  // e^r − 1
+  const DD p = exp_core::expm1_poly(exp_core::reduce(x, kd, c));
   const long k = static_cast<long>(kd);
-  const DD tj = c.table[static_cast<size_t>(k & 255)];
-  const DD y = add(tj, mul(tj, p));
+  const DD y = exp_core::times_table(c.table[static_cast<size_t>(k & 255)], p);
   const int m = static_cast<int>(k >> 8);  // floor(k/256): arithmetic shift
   if (m >= -1022 && m <= 1023) {
     // Times the double 2^m: the same correctly rounded x·2^m as ldexp (exact unless the
@@ -96,6 +76,25 @@ LMO_FMA_CLONES DD exp(DD x) {
     return {y.hi * scale, y.lo * scale};
   }
   return {std::ldexp(y.hi, m), std::ldexp(y.lo, m)};
+}
+
+#if defined(LMO_EXP_AVX2)
+void exp_many_avx2(const double* xh, const double* xl, int64_t n, double* yh, double* yl);
+#endif
+
+void exp_many(const double* xh, const double* xl, int64_t n, double* yh, double* yl) {
+#if defined(LMO_EXP_AVX2)
+  static const bool vector = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (vector) {
+    exp_many_avx2(xh, xl, n, yh, yl);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) {
+    const DD y = exp({xh[i], xl[i]});
+    yh[i] = y.hi;
+    yl[i] = y.lo;
+  }
 }
 
 // exp_split's bound (u = 2^-53; the reduction as in exp, with x a double):

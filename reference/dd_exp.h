@@ -3,6 +3,8 @@
 // versions; MPFR is proven but costs ~1.8 µs a call (docs/certified.md).
 #pragma once
 
+#include <cstdint>
+
 #include "reference/double_double.h"
 
 namespace lmo::ref::dd {
@@ -16,6 +18,11 @@ inline constexpr double kExpMin = -746;
 inline constexpr double kExpMax = 709.7;
 
 DD exp(DD x);
+
+// y_i = exp({xh[i], xl[i]}) for i < n, bit for bit, four at a time where the CPU has AVX2 and FMA
+// (dd_exp_avx2.cc: the same operations in each lane; arguments outside [−700, 700] and the last
+// n mod 4 go through exp). The outputs may be the inputs (in place).
+void exp_many(const double* xh, const double* xl, int64_t n, double* yh, double* yl);
 
 // e^x for the correctly rounded exponential of the narrow simulated formats (sim_float.cc),
 // in double arithmetic only (the same reduction and table, a degree-5 polynomial): an unevaluated

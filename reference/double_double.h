@@ -21,13 +21,20 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 namespace lmo::ref::dd {
 
-struct DD {
-  double hi = 0;
-  double lo = 0;
+// The algorithms below are written once for any T with IEEE double arithmetic in each lane:
+// double, and the four-lane vector of the batched exponential (dd_exp_avx2.cc), so that the two
+// give the very same bits. T must provide +, −, unary −, × and fma(a, b, c) (found by argument-
+// dependent lookup, std::fma for double).
+template <class T>
+struct Word2 {
+  T hi{};
+  T lo{};
 };
+using DD = Word2<double>;
 
 inline constexpr double kAddErr = 0x1p-103;
 inline constexpr double kMulErr = 0x1p-103;
@@ -35,55 +42,68 @@ inline constexpr double kDivErr = 0x1p-101;
 inline constexpr double kSqrtErr = 0x1p-103;
 
 // s + e = a + b exactly (Knuth's 2Sum; no precondition).
-[[gnu::always_inline]] inline DD two_sum(double a, double b) {
-  const double s = a + b;
-  const double bb = s - a;
-  const double e = (a - (s - bb)) + (b - bb);
+template <class T>
+[[gnu::always_inline]] inline Word2<T> two_sum(T a, std::type_identity_t<T> b) {
+  const T s = a + b;
+  const T bb = s - a;
+  const T e = (a - (s - bb)) + (b - bb);
   return {s, e};
 }
 
 // s + e = a + b exactly when |a| ≥ |b| or a = 0 (Dekker's Fast2Sum).
-[[gnu::always_inline]] inline DD fast_two_sum(double a, double b) {
-  const double s = a + b;
-  const double e = b - (s - a);
+template <class T>
+[[gnu::always_inline]] inline Word2<T> fast_two_sum(T a, std::type_identity_t<T> b) {
+  const T s = a + b;
+  const T e = b - (s - a);
   return {s, e};
 }
 
 // p + e = a·b exactly, unless the product is near underflow (|e| below 2^-1022·2^-52).
-[[gnu::always_inline]] inline DD two_prod(double a, double b) {
-  const double p = a * b;
-  const double e = std::fma(a, b, -p);
+template <class T>
+[[gnu::always_inline]] inline Word2<T> two_prod(T a, std::type_identity_t<T> b) {
+  using std::fma;
+  const T p = a * b;
+  const T e = fma(a, b, -p);
   return {p, e};
 }
 
 // Algorithm 6 (AccurateDWPlusDW).
-[[gnu::always_inline]] inline DD add(DD x, DD y) {
-  const DD s = two_sum(x.hi, y.hi);
-  const DD t = two_sum(x.lo, y.lo);
-  const double c = s.lo + t.hi;
-  const DD v = fast_two_sum(s.hi, c);
-  const double w = t.lo + v.lo;
+template <class T>
+[[gnu::always_inline]] inline Word2<T> add(Word2<T> x, std::type_identity_t<Word2<T>> y) {
+  const Word2<T> s = two_sum(x.hi, y.hi);
+  const Word2<T> t = two_sum(x.lo, y.lo);
+  const T c = s.lo + t.hi;
+  const Word2<T> v = fast_two_sum(s.hi, c);
+  const T w = t.lo + v.lo;
   return fast_two_sum(v.hi, w);
 }
 
 // Algorithm 12 (DWTimesDW3).
-[[gnu::always_inline]] inline DD mul(DD x, DD y) {
-  const DD c = two_prod(x.hi, y.hi);
-  const double tl0 = x.lo * y.lo;
-  const double tl1 = std::fma(x.hi, y.lo, tl0);
-  const double cl2 = std::fma(x.lo, y.hi, tl1);
-  const double cl3 = c.lo + cl2;
+template <class T>
+[[gnu::always_inline]] inline Word2<T> mul(Word2<T> x, std::type_identity_t<Word2<T>> y) {
+  using std::fma;
+  const Word2<T> c = two_prod(x.hi, y.hi);
+  const T tl0 = x.lo * y.lo;
+  const T tl1 = fma(x.hi, y.lo, tl0);
+  const T cl2 = fma(x.lo, y.hi, tl1);
+  const T cl3 = c.lo + cl2;
   return fast_two_sum(c.hi, cl3);
 }
 
 // Algorithm 9 (DWTimesFP1), the product of a double-word and a double; used by div.
-[[gnu::always_inline]] inline DD mul_fp(DD x, double y) {
-  const DD c = two_prod(x.hi, y);
-  const double cl2 = x.lo * y;
-  const DD t = fast_two_sum(c.hi, cl2);
-  const double tl2 = t.lo + c.lo;
+template <class T>
+[[gnu::always_inline]] inline Word2<T> mul_fp(Word2<T> x, std::type_identity_t<T> y) {
+  const Word2<T> c = two_prod(x.hi, y);
+  const T cl2 = x.lo * y;
+  const Word2<T> t = fast_two_sum(c.hi, cl2);
+  const T tl2 = t.lo + c.lo;
   return fast_two_sum(t.hi, tl2);
 }
+
+// The double-word forms by name, so that callers may pass braced pairs ({hi, lo}).
+[[gnu::always_inline]] inline DD add(DD x, DD y) { return add<double>(x, y); }
+[[gnu::always_inline]] inline DD mul(DD x, DD y) { return mul<double>(x, y); }
+[[gnu::always_inline]] inline DD mul_fp(DD x, double y) { return mul_fp<double>(x, y); }
 
 // Algorithm 17 (DWDivDW2).
 [[gnu::always_inline]] inline DD div(DD x, DD y) {

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "reference/dd_exp.h"
@@ -78,6 +80,48 @@ TEST(DdExp, RelativeErrorBelowItsWrittenBound) {
     EXPECT_LT(static_cast<double>(abs(w(dd::exp({x, 0})) - exp(wide(x)))), dd::kExpAbsErr) << x;
   }
   EXPECT_EQ(dd::exp({-800.0, 0}).hi, 0);
+}
+
+// exp_many (four lanes at a time where the CPU has AVX2 and FMA) gives exp's bits on every
+// argument: ordinary ones, the edges of its vector range (±700) and of exp's branches, below
+// kExpMin, NaN and ±inf, lanes in and out of range in one group of four, lengths that are not a
+// multiple of four, and in place.
+TEST(DdExpMany, SameBitsAsExp) {
+  Stream s{4};
+  std::vector<double> xh, xl;
+  for (int i = 0; i < 400000; ++i) {
+    const dd::DD x = i % 3 == 0 ? s.dd_in(-760, 720) : s.dd_in(-30, 5);
+    xh.push_back(x.hi);
+    xl.push_back(x.lo);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double x : {700.0, std::nextafter(700.0, 800.0), -700.0, std::nextafter(-700.0, -800.0),
+                   -745.5, -746.0, -800.0, 709.7, 0.0, -0.0, 0.00135, -0.00135,
+                   std::numeric_limits<double>::quiet_NaN(), inf, -inf, 1e-300, -1e-300}) {
+    xh.push_back(x);
+    xl.push_back(0);
+    xh.push_back(x);
+    xl.push_back(std::isfinite(x) ? std::ldexp(x, -60) : 0.0);
+  }
+  for (const int64_t n :
+       {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{5}, static_cast<int64_t>(xh.size())}) {
+    std::vector<double> yh(static_cast<size_t>(n)), yl(static_cast<size_t>(n));
+    dd::exp_many(xh.data(), xl.data(), n, yh.data(), yl.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const dd::DD e = dd::exp({xh[static_cast<size_t>(i)], xl[static_cast<size_t>(i)]});
+      ASSERT_EQ(std::bit_cast<uint64_t>(yh[static_cast<size_t>(i)]), std::bit_cast<uint64_t>(e.hi))
+          << xh[static_cast<size_t>(i)];
+      ASSERT_EQ(std::bit_cast<uint64_t>(yl[static_cast<size_t>(i)]), std::bit_cast<uint64_t>(e.lo))
+          << xh[static_cast<size_t>(i)];
+    }
+  }
+  std::vector<double> in_h = xh, in_l = xl;
+  dd::exp_many(in_h.data(), in_l.data(), static_cast<int64_t>(in_h.size()), in_h.data(),
+               in_l.data());
+  for (size_t i = 0; i < xh.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<uint64_t>(in_h[i]),
+              std::bit_cast<uint64_t>(dd::exp({xh[i], xl[i]}).hi));
+  }
 }
 
 // exp_split (the narrow formats' exponential in double arithmetic): within its written bound
