@@ -33,6 +33,7 @@
 #include "reference/ball.h"
 #include "reference/double_double.h"
 #include "tests/support/oracle_harness.h"
+#include "tests/support/same_verdict.h"
 #include "tests/support/splitmix.h"
 
 namespace lmo::oracle {
@@ -60,25 +61,9 @@ std::map<std::string, ref::Tensor> kernel_outputs(const Case& c, int64_t stride,
   return out;
 }
 
+// The NMSE's sums are merged as wholes (MetricsAccumulator::merge).
 void expect_same_verdict(const Verdict& a, const Verdict& b, const std::string& at) {
-  EXPECT_EQ(a.pass, b.pass) << at;
-  EXPECT_EQ(a.reason, b.reason) << at;
-  EXPECT_EQ(a.first_index, b.first_index) << at;
-  EXPECT_EQ(a.detail, b.detail) << at;
-  EXPECT_EQ(a.elements, b.elements) << at;
-  EXPECT_EQ(a.failed, b.failed) << at;
-  EXPECT_EQ(a.by_reason, b.by_reason) << at;
-  EXPECT_EQ(a.forgiven, b.forgiven) << at;
-  EXPECT_EQ(a.naive_bound, b.naive_bound) << at;
-  EXPECT_EQ(a.naive_excluded, b.naive_excluded) << at;
-  EXPECT_EQ(a.metrics.compared, b.metrics.compared) << at;
-  EXPECT_EQ(a.metrics.max_ulps, b.metrics.max_ulps) << at;
-  EXPECT_EQ(a.metrics.max_ulps_index, b.metrics.max_ulps_index) << at;
-  EXPECT_TRUE(a.metrics.max_abs == b.metrics.max_abs) << at;
-  EXPECT_TRUE(a.metrics.max_rel == b.metrics.max_rel) << at;
-  EXPECT_EQ(a.metrics.min_significant_bits, b.metrics.min_significant_bits) << at;
-  // The NMSE's sums are merged as wholes (MetricsAccumulator::merge).
-  EXPECT_NEAR(a.metrics.nmse, b.metrics.nmse, 1e-12 * std::fabs(a.metrics.nmse)) << at;
+  testing::expect_same_verdict(a, b, at, 1e-12);
 }
 
 void expect_same_report(const CheckReport& whole, const CheckReport& blocked,

@@ -17,6 +17,7 @@
 #include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/tensor.h"
+#include "tests/support/same_verdict.h"
 #include "tests/support/splitmix.h"
 
 namespace lmo::oracle {
@@ -91,26 +92,6 @@ ref::Tensor outputs(Format f, const std::vector<mp>& x, testing::SplitMix64& g) 
   return t;
 }
 
-void expect_same(const Verdict& a, const Verdict& b, const std::string& at) {
-  EXPECT_EQ(a.pass, b.pass) << at;
-  EXPECT_EQ(a.reason, b.reason) << at;
-  EXPECT_EQ(a.first_index, b.first_index) << at;
-  EXPECT_EQ(a.detail, b.detail) << at;
-  EXPECT_EQ(a.elements, b.elements) << at;
-  EXPECT_EQ(a.failed, b.failed) << at;
-  EXPECT_EQ(a.by_reason, b.by_reason) << at;
-  EXPECT_EQ(a.forgiven, b.forgiven) << at;
-  EXPECT_EQ(a.naive_bound, b.naive_bound) << at;
-  EXPECT_EQ(a.naive_excluded, b.naive_excluded) << at;
-  EXPECT_EQ(a.metrics.compared, b.metrics.compared) << at;
-  EXPECT_EQ(a.metrics.max_ulps, b.metrics.max_ulps) << at;
-  EXPECT_EQ(a.metrics.max_ulps_index, b.metrics.max_ulps_index) << at;
-  EXPECT_TRUE(a.metrics.max_abs == b.metrics.max_abs) << at;
-  EXPECT_TRUE(a.metrics.max_rel == b.metrics.max_rel) << at;
-  EXPECT_EQ(a.metrics.min_significant_bits, b.metrics.min_significant_bits) << at;
-  EXPECT_EQ(a.metrics.nmse, b.metrics.nmse) << at;
-}
-
 TEST(JudgeOnBalls, SameVerdictAsOnTheMidpointsInMp) {
   testing::SplitMix64 g{21};
   const Format formats[] = {Format::bf16, Format::f16, Format::f32, Format::e4m3, Format::f64};
@@ -167,7 +148,7 @@ TEST(JudgeOnBalls, SameVerdictAsOnTheMidpointsInMp) {
       JudgeReference on_balls(s.policy, balls, f, s.options);
       for (int use = 0; use < 2; ++use) {
         const Verdict a = on_mp.judge(whole), b = on_balls.judge(whole);
-        expect_same(a, b, at + " use " + std::to_string(use));
+        testing::expect_same_verdict(a, b, at + " use " + std::to_string(use));
         (a.pass ? passing : failing) += use == 0;
       }
     }
