@@ -14,6 +14,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "reference/ball.h"
 #include "reference/number_types.h"
 #include "reference/sim_float.h"
 
@@ -91,6 +92,24 @@ T constant(const char* decimal) {
 template <class T>
 T pi() {
   return from_mp<T>(boost::math::constants::pi<mp>());
+}
+
+// sin x and cos x of one argument, for the formulas that take both (rope.h, positional.h): a
+// Ball overload (ball.h) reduces the argument and sums the series once for the two, which sin
+// and cos called apart each do in full; every other type calls them apart.
+template <class T>
+struct SinCosOf {
+  T sin, cos;
+};
+template <class T>
+SinCosOf<T> sin_cos_of(const T& x) {
+  using std::cos;
+  using std::sin;
+  return {T(sin(x)), T(cos(x))};
+}
+inline SinCosOf<Ball> sin_cos_of(const Ball& x) {
+  const BallSinCos r = sin_cos(x);
+  return {r.sin, r.cos};
 }
 
 }  // namespace lmo::ref

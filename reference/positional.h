@@ -34,8 +34,9 @@ std::vector<T> sinusoidal_pe(const T& position, int64_t d, const T& base = T(100
   std::vector<T> pe(static_cast<size_t>(d));
   for (int64_t i = 0; i < d / 2; ++i) {
     const T angle = position / T(pow(base, T(T(2 * i) / T(d))));
-    pe[static_cast<size_t>(2 * i)] = sin(angle);
-    pe[static_cast<size_t>(2 * i + 1)] = cos(angle);
+    const SinCosOf<T> sc = sin_cos_of(angle);
+    pe[static_cast<size_t>(2 * i)] = sc.sin;
+    pe[static_cast<size_t>(2 * i + 1)] = sc.cos;
   }
   return pe;
 }

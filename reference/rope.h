@@ -90,13 +90,12 @@ std::vector<T> rope_from_table(std::span<const T> x, std::span<const T> cos_row,
 template <class T>
 std::vector<T> rope(std::span<const T> x, const T& position, std::span<const T> inv_freq,
                     RopeLayout layout) {
-  using std::cos;
-  using std::sin;
   std::vector<T> c(inv_freq.size()), s(inv_freq.size());
   for (size_t k = 0; k < inv_freq.size(); ++k) {
     const T angle = position * inv_freq[k];
-    c[k] = cos(angle);
-    s[k] = sin(angle);
+    const SinCosOf<T> sc = sin_cos_of(angle);
+    c[k] = sc.cos;
+    s[k] = sc.sin;
   }
   return rope_from_table(x, std::span<const T>(c), std::span<const T>(s), layout);
 }
@@ -133,16 +132,15 @@ struct RopeTable {
 template <class T>
 RopeTable<T> rope_table(std::span<const T> positions, std::span<const T> inv_freq,
                         const T& attention_factor = T(1)) {
-  using std::cos;
-  using std::sin;
   const int64_t n = static_cast<int64_t>(positions.size());
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   RopeTable<T> t{Mat<T>(n, half), Mat<T>(n, half)};
   parallel_for(n, [&](int64_t i) {
     for (int64_t k = 0; k < half; ++k) {
       const T angle = positions[static_cast<size_t>(i)] * inv_freq[static_cast<size_t>(k)];
-      t.cos(i, k) = T(cos(angle)) * attention_factor;
-      t.sin(i, k) = T(sin(angle)) * attention_factor;
+      const SinCosOf<T> sc = sin_cos_of(angle);
+      t.cos(i, k) = sc.cos * attention_factor;
+      t.sin(i, k) = sc.sin * attention_factor;
     }
   });
   return t;
