@@ -369,7 +369,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     for (const Judged& o : outs) {
       if (o.given.f != f) continue;
       naive_needed = naive_needed || o.how.uses_naive;
-      balls_serve = balls_serve && !(o.how.policy.arg_error > 0) && !(o.how.policy.error_scale > 0);
+      balls_serve = balls_serve && !reads_exact_annotations(o.how.policy);
     }
     const auto block = [&](int64_t b, int64_t e) {
       Block bl;

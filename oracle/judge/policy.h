@@ -90,6 +90,13 @@ struct Policy {
   int64_t max_ulps(ref::Format f) const { return is_narrow(f) ? ulps_narrow : ulps_wide; }
 };
 
+// Whether judging under p reads the per-element data an op's exact run annotates (condition
+// numbers for arg_error, error scales for error_scale, Op::annotate_exact): the certified balls
+// lack it, so `check` and `verify` judge on balls only under the other policies.
+constexpr bool reads_exact_annotations(const Policy& p) {
+  return p.arg_error > 0 || p.error_scale > 0;
+}
+
 // Constructors for the table and for tests.
 constexpr Policy ulp_policy(int64_t wide, int64_t narrow, double midpoint_margin = 0,
                             double arg_error = 0) {

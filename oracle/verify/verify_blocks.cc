@@ -95,7 +95,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
   // per-element data (arg_error, error_scale): it then makes mp values only where doubles
   // cannot answer (judge.h).
   const bool balls_serve = std::none_of(how.begin(), how.end(), [](const RecipeJudging& h) {
-    return h.policy.arg_error > 0 || h.policy.error_scale > 0;
+    return reads_exact_annotations(h.policy);
   });
   // The whole tensor's max|naive − x| per output judged as one group and compute format: each
   // block is judged against the maximum of the blocks so far (at most the whole one; round(x ± B)
