@@ -90,7 +90,12 @@ void exp_many(const double* xh, const double* xl, int64_t n, double* yh, double*
     return;
   }
 #endif
-  for (int64_t i = 0; i < n; ++i) {
+  exp_core::exp_each(xh, xl, 0, n, yh, yl);
+}
+
+void exp_core::exp_each(const double* xh, const double* xl, int64_t begin, int64_t end, double* yh,
+                        double* yl) {
+  for (int64_t i = begin; i < end; ++i) {
     const DD y = exp({xh[i], xl[i]});
     yh[i] = y.hi;
     yl[i] = y.lo;

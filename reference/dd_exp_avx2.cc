@@ -50,11 +50,7 @@ void exp_many_avx2(const double* xh, const double* xl, int64_t n, double* yh, do
     const __m256d inside = _mm256_and_pd(_mm256_cmp_pd(x.hi.v, lowest, _CMP_GE_OQ),
                                          _mm256_cmp_pd(x.hi.v, highest, _CMP_LE_OQ));
     if (_mm256_movemask_pd(inside) != 0xf) {
-      for (int64_t j = i; j < i + 4; ++j) {
-        const DD y = exp({xh[j], xl[j]});
-        yh[j] = y.hi;
-        yl[j] = y.lo;
-      }
+      exp_core::exp_each(xh, xl, i, i + 4, yh, yl);
       continue;
     }
     // nearbyint: the current rounding mode, no exception (vroundsd's 0xc, as the scalar code).
@@ -72,11 +68,7 @@ void exp_many_avx2(const double* xh, const double* xl, int64_t n, double* yh, do
     _mm256_storeu_pd(yh + i, (y.hi * scale).v);
     _mm256_storeu_pd(yl + i, (y.lo * scale).v);
   }
-  for (; i < n; ++i) {
-    const DD y = exp({xh[i], xl[i]});
-    yh[i] = y.hi;
-    yl[i] = y.lo;
-  }
+  exp_core::exp_each(xh, xl, i, n, yh, yl);
 }
 
 }  // namespace lmo::ref::dd

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 
 #include "reference/double_double.h"
 
@@ -17,6 +18,11 @@ struct Constants {
   std::array<DD, 256> table{};
 };
 const Constants& constants();
+
+// y_i = exp({xh[i], xl[i]}) one at a time for i in [begin, end): exp_many's path without AVX2,
+// and its lanes and tail that the vector path leaves to exp.
+void exp_each(const double* xh, const double* xl, int64_t begin, int64_t end, double* yh,
+              double* yl);
 
 // 1/3! and 1/4! in double-double; 1/5! … 1/8! in double (their errors are weighted by |r|^5).
 inline constexpr DD kInv6{0x1.5555555555555p-3, 0x1.5555555555555p-57};
