@@ -6,24 +6,24 @@
 #include <boost/multiprecision/mpfr.hpp>
 #include <cmath>
 #include <optional>
+#include <span>
+#include <vector>
 
+#include "reference/ball_detail.h"
 #include "reference/dd_exp.h"
 #include "reference/split_constant.h"
 
 namespace lmo::ref {
 namespace {
 
+using ball_detail::around_mpfr;
+using ball_detail::finite;
+using ball_detail::undecided;
+using ball_detail::via_mp;
+
 std::atomic<uint64_t> g_undecided{0};
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A result the midpoints give but the balls cannot certify: counted, radius infinite.
-Ball undecided(double hi, double lo = 0) {
-  count_ball_undecided();
-  return Ball::from_parts(hi, lo, kInf);
-}
-
-bool finite(const Ball& x) { return std::isfinite(x.hi()); }
 
 // The sign of every value in x is known (x exact, or its interval avoids 0).
 bool sign_known(const Ball& x) { return x.exact() || x.lower() > 0 || x.upper() < 0; }
@@ -50,28 +50,22 @@ bool is_power_of_two(double x) {
   return x != 0 && std::isfinite(x) && std::fabs(std::frexp(x, &e)) == 0.5;
 }
 
-// The interval around a value MPFR computed: its double-double rounding, widened by 2^-160·|y|
-// (MPFR's correct rounding to 167 bits) and by `spread`, how far the function moves over the
-// argument's ball.
+}  // namespace
+
+namespace ball_detail {
+
+Ball undecided(double hi, double lo) {
+  count_ball_undecided();
+  return Ball::from_parts(hi, lo, kInf);
+}
+
 Ball around_mpfr(const mp& y, double spread) {
   const Ball b(y);
   if (!finite(b)) return undecided(b.hi());
   return Ball::from_parts(b.hi(), b.lo(), up(b.rad() + std::fabs(b.hi()) * 0x1p-160 + spread));
 }
 
-// f evaluated by MPFR on the midpoint (the reference's own function), widened by
-// lipschitz·(x's radius). 2^-160·|x| covers the midpoint's conversion to mp (exact unless the
-// two words span more than 167 bits).
-template <class F>
-Ball via_mp(const Ball& x, F f, double lipschitz) {
-  if (!finite(x)) {
-    if (!x.exact()) return undecided(x.hi());
-    return Ball(f(to_mp(x)));
-  }
-  return around_mpfr(f(to_mp(x)), lipschitz * (x.rad() + std::fabs(x.hi()) * 0x1p-160));
-}
-
-}  // namespace
+}  // namespace ball_detail
 
 uint64_t ball_undecided() { return g_undecided.load(std::memory_order_relaxed); }
 void count_ball_undecided() { g_undecided.fetch_add(1, std::memory_order_relaxed); }
@@ -220,18 +214,33 @@ Ball sqrt(const Ball& x) {
   return checked(s, up(prop + dd::kSqrtErr * s.hi));
 }
 
-Ball exp(const Ball& x) {
+namespace {
+
+// exp's special cases: the result where x's midpoint is not dd::exp's to take, else nullopt.
+std::optional<Ball> exp_special(const Ball& x) {
   if (!finite(x)) {
     if (!x.exact()) return undecided(std::exp(x.hi()));
     return Ball(std::exp(x.hi()));  // e^−inf = 0, e^inf = inf, NaN: exact
   }
   if (x.exact() && x.hi() == 0) return Ball(1.0);
-  // Over [m − r, m + r]: |e^X − e^m| ≤ e^m·(e^r − 1) ≤ e^m·1.65·r for r ≤ 1/2.
   if (x.rad() > 0.5 || x.hi() > dd::kExpMax) return undecided(std::exp(x.hi()));
-  const dd::DD e = dd::exp(x.mid());
-  const double em = std::fabs(e.hi) * (1 + 0x1p-51) + 0x1p-1068;  // ≥ e^m
-  return checked(e, up(em * (dd::kExpErr + 1.65 * x.rad()) + dd::kExpAbsErr));
+  return std::nullopt;
 }
+
+// The ball around e = dd::exp(m) for x = m ± r. Over [m − r, m + r]: |e^X − e^m| ≤
+// e^m·(e^r − 1) ≤ e^m·1.65·r for r ≤ 1/2.
+Ball exp_ball(dd::DD e, double r) {
+  const double em = std::fabs(e.hi) * (1 + 0x1p-51) + 0x1p-1068;  // ≥ e^m
+  return checked(e, up(em * (dd::kExpErr + 1.65 * r) + dd::kExpAbsErr));
+}
+
+}  // namespace
+
+Ball exp(const Ball& x) {
+  if (const std::optional<Ball> s = exp_special(x)) return *s;
+  return exp_ball(dd::exp(x.mid()), x.rad());
+}
+
 
 Ball expm1(const Ball& x) {
   // d/dx (e^x − 1) = e^x ≤ e^upper.
@@ -276,7 +285,7 @@ Ball log1p(const Ball& x) {
 }
 
 // Lipschitz constants: |tanh'|, |sin'|, |cos'|, |atan'| ≤ 1; |erf'| = |erfc'| ≤ 2/√π < 1.1284
-// (less away from 0: erf_lipschitz).
+// (less away from 0: erf_lipschitz in ball_erf.cc).
 Ball tanh(const Ball& x) {
   // tanh|x| = (1 − e)/(1 + e), e = e^(−2|x|), in ball arithmetic (its radius is the bound). Near
   // 0 the subtraction cancels (relative radius ≈ 2^-98/|x|): MPFR there, and for non-finite x.
@@ -289,121 +298,6 @@ Ball tanh(const Ball& x) {
   const Ball t = (one - e) / (one + e);
   return std::signbit(x.hi()) ? -t : t;
 }
-// |erf'(t)| = |erfc'(t)| = 2/√π·e^(−t²), largest over the ball at its point m nearest 0. Away
-// from 0 this is far below the global 2/√π: erfc(t) ≈ e^(−t²)/(t√π) is tiny for large t, and with
-// the global constant the radius of GELU's erfc(−x/√2) at x ≪ 0 dwarfed the value, so every such
-// element fell back to MPFR. e^(−m²) is bounded above by the ball exp (its written bound) of a
-// value at or below −m².
-double erf_lipschitz(const Ball& x) {
-  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π = 1.12837…
-  if (!finite(x) || x.exact()) return kTwoOverRootPi;
-  const double lo = x.lower(), hi = x.upper();
-  if (lo <= 0 && hi >= 0) return kTwoOverRootPi;
-  const double m = std::min(std::fabs(lo), std::fabs(hi));
-  const double m2 = m * m * (1 - 0x1p-50);  // below m²: one rounding of at most 2^-53
-  const Ball e = exp(Ball(-m2));
-  if (!finite(e)) return kTwoOverRootPi;
-  return std::min(kTwoOverRootPi, up(kTwoOverRootPi * std::max(e.upper(), 0x1p-1074)));
-}
-
-// erf and erfc of a double-double a ≥ 0 without MPFR, in ball arithmetic (its radius carries
-// every rounding; the truncation bound is added), for a ≤ kErfMax:
-//  - a < kErfSeries: erf a = (2/√π)·e^(−a²)·Σ_{n≥0} t_n, t_0 = a, t_{n+1} = t_n·2a²/(2n+3)
-//    (Abramowitz & Stegun 7.1.6): positive terms, no cancellation. Once q = 2a²/(2n+3) ≤ 1/2
-//    the ratios only shrink, so the tail after t_n is at most t_n·q/(1 − q) ≤ t_n. erfc = 1 − erf
-//    loses at most 12 bits here (erfc(2.5) ≈ 4·10^-4) of erf's 2^-96 (dd::exp's 2^-98 on
-//    e^(−a²) and the roundings).
-//  - a ≥ kErfSeries: erfc a = (e^(−a²)/√π)·K, K = 1/(a + (1/2)/(a + (2/2)/(a + (3/2)/(a + …))))
-//    (DLMF 7.9.2, converging for a > 0). Its elements are positive, so K lies between any two
-//    consecutive convergents: f_N's ball widened by |f_N − f_(N+1)| encloses it, whatever N.
-//    N = max(270/a + 8, 1100/a² + 10) makes the two agree to 2^-120 or better (mpmath, a from
-//    2.5 to 26.5).
-//    erf = 1 − erfc.
-// Beyond kErfMax, e^(−a²) nears double's subnormals and MPFR takes over.
-namespace {
-
-constexpr double kErfSeries = 2.5;
-constexpr double kErfMax = 26.5;
-
-struct ErfPair {
-  Ball erf, erfc;
-};
-
-struct ErfConstants {
-  Ball two_over_root_pi, one_over_root_pi;
-};
-
-const ErfConstants& erf_constants() {
-  static const ErfConstants c = [] {
-    const mp root_pi = boost::math::constants::root_pi<mp>();
-    return ErfConstants{around_mpfr(2 / root_pi, 0), around_mpfr(1 / root_pi, 0)};
-  }();
-  return c;
-}
-
-std::optional<ErfPair> erf_of_nonnegative(const Ball& a) {
-  if (a.hi() == 0) return ErfPair{Ball(0.0), Ball(1.0)};
-  const ErfConstants& c = erf_constants();
-  const Ball a2 = a * a;
-  const Ball gauss = exp(-a2);
-  const Ball one(1.0);
-  if (a.hi() < kErfSeries) {
-    const Ball two_a2 = ldexp(a2, 1);
-    const double q_top = two_a2.upper();
-    Ball term = a, sum = a;
-    for (int n = 0;; ++n) {
-      if (n > 400) return std::nullopt;
-      const double q = q_top / (2 * n + 3) * (1 + 0x1p-50);  // ≥ the next ratio
-      if (q <= 0.5 && term.upper() <= sum.lower() * 0x1p-115) {
-        sum = Ball::from_parts(sum.hi(), sum.lo(), up(sum.rad() + term.upper()));
-        break;
-      }
-      term = term * two_a2 / Ball(2 * n + 3);
-      sum = sum + term;
-    }
-    const Ball e = c.two_over_root_pi * gauss * sum;
-    return ErfPair{e, one - e};
-  }
-  const int n = static_cast<int>(std::max(270 / a.hi() + 8, 1100 / (a.hi() * a.hi()) + 10));
-  const auto convergent = [&a](int terms) {
-    Ball v = a;
-    for (int k = terms; k >= 1; --k) v = a + Ball(k) / ldexp(v, 1);  // (k/2)/v
-    return Ball(1.0) / v;
-  };
-  // |K − f0's midpoint| ≤ |f0 − f1| + f0's radius, the difference's ball bounding |f0 − f1|.
-  const Ball f0 = convergent(n), d = f0 - convergent(n + 1);
-  const double gap = std::max(std::fabs(d.lower()), std::fabs(d.upper()));
-  const Ball k = Ball::from_parts(f0.hi(), f0.lo(), up(f0.rad() + gap));
-  const Ball ec = c.one_over_root_pi * gauss * k;
-  return ErfPair{one - ec, ec};
-}
-
-// erf and erfc of x's midpoint by erf_of_nonnegative (erf is odd, erfc(−a) = 2 − erfc(a)),
-// widened by the Lipschitz bound over x's ball; MPFR where that does not apply.
-template <bool kErf>
-Ball erf_or_erfc(const Ball& x) {
-  const auto mpfr = [](const mp& v) {
-    return kErf ? mp(boost::multiprecision::erf(v)) : mp(boost::multiprecision::erfc(v));
-  };
-  if (!finite(x) || !(std::fabs(x.hi()) <= kErfMax)) return via_mp(x, mpfr, erf_lipschitz(x));
-  const bool neg = std::signbit(x.hi());
-  const Ball a = Ball::from_parts(std::fabs(x.hi()), neg ? -x.lo() : x.lo(), 0);
-  const std::optional<ErfPair> p = erf_of_nonnegative(a);
-  if (!p) return via_mp(x, mpfr, erf_lipschitz(x));
-  Ball r;
-  if (kErf) {
-    r = neg ? -p->erf : p->erf;
-  } else {
-    r = neg ? Ball(2.0) - p->erfc : p->erfc;
-  }
-  if (x.exact()) return r;
-  return Ball::from_parts(r.hi(), r.lo(), up(r.rad() + erf_lipschitz(x) * x.rad()));
-}
-
-}  // namespace
-
-Ball erf(const Ball& x) { return erf_or_erfc<true>(x); }
-Ball erfc(const Ball& x) { return erf_or_erfc<false>(x); }
 namespace {
 
 // sin and cos by reduction to |r| ≤ π/4 and Taylor series, all in ball arithmetic: the radius

@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include "reference/double_double.h"
 #include "reference/number_types.h"

@@ -14,6 +14,7 @@
 
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
+#include "reference/erfcx_taylor.h"
 #include "tests/support/splitmix.h"
 
 namespace lmo::ref {
@@ -230,27 +231,55 @@ TEST(Ball, LongChainsStayEnclosedAndNarrow) {
   EXPECT_LT(o.rad(), std::fabs(o.hi()) * 0x1p-80) << "far below a double's half-ulp";
 }
 
-// erf and erfc by series and continued fraction (ball.cc) on exact arguments, both sides of the
-// switch at 2.5 and up to where MPFR takes over (26.5): enclosing MPFR's value at 333 bits and
-// narrow enough to decide a double's rounding: 2^-84 of the value (erfc = 1 − erf just below
-// 2.5 keeps that much), up to 25.5 (beyond, erfc nears 2^-1000 and double-double's absolute
-// 2^-1070 takes over).
+// erf and erfc by series and erfcx's Taylor table (ball_erf.cc) on exact arguments, both sides
+// of the switch at 0.5 and up to where MPFR takes over (26.5): enclosing MPFR's value at 333 bits
+// and narrow enough to decide a double's rounding with room: 2^-95 of the value, up to 25.5
+// (beyond, erfc nears 2^-1000 and double-double's absolute 2^-1070 takes over).
 TEST(Ball, ErfAndErfcAreEnclosedAndNarrowWithoutMpfr) {
   Stream s{6};
   for (int i = 0; i < 3000; ++i) {
-    const double x = i < 20 ? 2.5 + (i - 10) * 0x1p-40 : s.in(-26.5, 26.5);
+    const double x = i < 20 ? 0.5 + (i - 10) * 0x1p-40 : s.in(-26.5, 26.5);
     const Ball e = erf(Ball(x)), c = erfc(Ball(x));
     expect_contains(e, erf(wide(x)), "erf");
     expect_contains(c, erfc(wide(x)), "erfc");
     if (std::fabs(x) > 25.5) continue;
-    EXPECT_LT(e.rad(), std::fabs(e.hi()) * 0x1p-84) << "erf(" << x << ")";
-    EXPECT_LT(c.rad(), std::fabs(c.hi()) * 0x1p-84) << "erfc(" << x << ")";
+    EXPECT_LT(e.rad(), std::fabs(e.hi()) * 0x1p-95) << "erf(" << x << ")";
+    EXPECT_LT(c.rad(), std::fabs(c.hi()) * 0x1p-95) << "erfc(" << x << ")";
   }
   for (const double x : {0.0, -0.0, 1e-300, -1e-300, 0x1p-1000}) {
     expect_contains(erf(Ball(x)), erf(wide(x)), "erf near 0");
     expect_contains(erfc(Ball(x)), erfc(wide(x)), "erfc near 0");
   }
   EXPECT_TRUE(std::signbit(erf(Ball(-0.0)).hi()));
+}
+
+// erfcx's Taylor table (erfcx_taylor.cc) at both ends of every point's interval, where the
+// truncation bound is largest, and at the point, with a low word: each ball encloses MPFR's
+// e^(a²)·erfc(a) at 333 bits and stays within 2^-100 of it. The grid's four steps and the
+// ends of the range are all crossed.
+TEST(Ball, ErfcxTableEnclosesAcrossEveryInterval) {
+  Stream s{8};
+  const double starts[] = {0.5, 4, 8, 16}, steps[] = {1.0 / 32, 1.0 / 16, 1.0 / 8, 0.25};
+  const double ends[] = {4, 8, 16, 26.5};
+  int checked = 0;
+  for (int g = 0; g < 4; ++g) {
+    for (double x = starts[g]; x <= ends[g]; x += steps[g]) {
+      for (const double off : {-0.5, 0.0, 0.5}) {
+        const double hi = x + off * steps[g] * (1 - 0x1p-30);
+        if (hi < kErfcxMin || hi > kErfcxMax) continue;
+        const dd::DD a{hi, hi * 0x1p-54 * s.in(-1, 1)};
+        const Ball b = erfcx_ball(a);
+        const wide t = w(a);
+        const wide exact = exp(t * t) * erfc(t);
+        expect_contains(b, exact, "erfcx");
+        EXPECT_LT(b.rad(), b.hi() * 0x1p-100) << "erfcx(" << hi << ")";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 800);
+  EXPECT_THROW(erfcx_ball({0.4999, 0}), std::invalid_argument);
+  EXPECT_THROW(erfcx_ball({26.6, 0}), std::invalid_argument);
 }
 
 TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {

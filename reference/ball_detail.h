@@ -1,0 +1,33 @@
+// The helpers ball.cc and ball_erf.cc share: a result the balls cannot certify, and a value MPFR
+// computed widened to a ball. Internal to the Ball implementation (ball.h states the rules).
+#pragma once
+
+#include <cmath>
+
+#include "reference/ball.h"
+
+namespace lmo::ref::ball_detail {
+
+// A result the midpoints give but the balls cannot certify: counted, radius infinite.
+Ball undecided(double hi, double lo = 0);
+
+inline bool finite(const Ball& x) { return std::isfinite(x.hi()); }
+
+// The interval around a value MPFR computed: its double-double rounding, widened by 2^-160·|y|
+// (MPFR's correct rounding to 167 bits) and by `spread`, how far the function moves over the
+// argument's ball.
+Ball around_mpfr(const mp& y, double spread);
+
+// f evaluated by MPFR on the midpoint (the reference's own function), widened by
+// lipschitz·(x's radius). 2^-160·|x| covers the midpoint's conversion to mp (exact unless the
+// two words span more than 167 bits).
+template <class F>
+Ball via_mp(const Ball& x, F f, double lipschitz) {
+  if (!finite(x)) {
+    if (!x.exact()) return undecided(x.hi());
+    return Ball(f(to_mp(x)));
+  }
+  return around_mpfr(f(to_mp(x)), lipschitz * (x.rad() + std::fabs(x.hi()) * 0x1p-160));
+}
+
+}  // namespace lmo::ref::ball_detail

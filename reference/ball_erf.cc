@@ -1,0 +1,116 @@
+// Ball erf and erfc (ball.h): series near 0, erfcx's Taylor table beyond, MPFR past 26.5.
+#include <algorithm>
+#include <boost/math/constants/constants.hpp>
+#include <boost/multiprecision/mpfr.hpp>
+#include <cmath>
+#include <optional>
+
+#include "reference/ball.h"
+#include "reference/ball_detail.h"
+#include "reference/erfcx_taylor.h"
+
+namespace lmo::ref {
+namespace {
+
+using ball_detail::around_mpfr;
+using ball_detail::finite;
+using ball_detail::via_mp;
+
+// |erf'(t)| = |erfc'(t)| = 2/√π·e^(−t²), largest over the ball at its point m nearest 0. Away
+// from 0 this is far below the global 2/√π: erfc(t) ≈ e^(−t²)/(t√π) is tiny for large t, and with
+// the global constant the radius of GELU's erfc(−x/√2) at x ≪ 0 dwarfed the value, so every such
+// element fell back to MPFR. e^(−m²) is bounded above by the ball exp (its written bound) of a
+// value at or below −m².
+double erf_lipschitz(const Ball& x) {
+  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π = 1.12837…
+  if (!finite(x) || x.exact()) return kTwoOverRootPi;
+  const double lo = x.lower(), hi = x.upper();
+  if (lo <= 0 && hi >= 0) return kTwoOverRootPi;
+  const double m = std::min(std::fabs(lo), std::fabs(hi));
+  const double m2 = m * m * (1 - 0x1p-50);  // below m²: one rounding of at most 2^-53
+  const Ball e = exp(Ball(-m2));
+  if (!finite(e)) return kTwoOverRootPi;
+  return std::min(kTwoOverRootPi, up(kTwoOverRootPi * std::max(e.upper(), 0x1p-1074)));
+}
+
+// erf and erfc of a double-double a ≥ 0 without MPFR, in ball arithmetic (its radius carries
+// every rounding; the truncation bounds are added), for a ≤ kErfcxMax:
+//  - a < kErfcxMin: erf a = (2/√π)·e^(−a²)·Σ_{n≥0} t_n, t_0 = a, t_{n+1} = t_n·2a²/(2n+3)
+//    (Abramowitz & Stegun 7.1.6): positive terms, no cancellation. Here q = 2a²/(2n+3) ≤ 1/6
+//    and the ratios only shrink, so the tail after t_n is at most t_n·q/(1 − q) ≤ t_n; about 16
+//    terms reach 2^-115. erfc = 1 − erf ≥ 0.47 loses nothing.
+//  - a ≥ kErfcxMin: erfc a = e^(−a²)·erfcx(a), erfcx by its Taylor table (erfcx_taylor.cc:
+//    fifteen coefficients and a written truncation bound, 2^-103 relative or better), and
+//    erf = 1 − erfc ≥ 0.52.
+// Beyond kErfcxMax, e^(−a²) nears double's subnormals and MPFR takes over.
+
+struct ErfPair {
+  Ball erf, erfc;
+};
+
+struct ErfConstants {
+  Ball two_over_root_pi;
+};
+
+const ErfConstants& erf_constants() {
+  static const ErfConstants c = [] {
+    const mp root_pi = boost::math::constants::root_pi<mp>();
+    return ErfConstants{around_mpfr(2 / root_pi, 0)};
+  }();
+  return c;
+}
+
+std::optional<ErfPair> erf_of_nonnegative(const Ball& a) {
+  if (a.hi() == 0) return ErfPair{Ball(0.0), Ball(1.0)};
+  const Ball a2 = a * a;
+  const Ball gauss = exp(-a2);
+  const Ball one(1.0);
+  if (a.hi() < kErfcxMin) {
+    const Ball two_a2 = ldexp(a2, 1);
+    const double q_top = two_a2.upper();
+    Ball term = a, sum = a;
+    for (int n = 0;; ++n) {
+      if (n > 400) return std::nullopt;
+      const double q = q_top / (2 * n + 3) * (1 + 0x1p-50);  // ≥ the next ratio
+      if (q <= 0.5 && term.upper() <= sum.lower() * 0x1p-115) {
+        sum = Ball::from_parts(sum.hi(), sum.lo(), up(sum.rad() + term.upper()));
+        break;
+      }
+      term = term * two_a2 / Ball(2 * n + 3);
+      sum = sum + term;
+    }
+    const Ball e = erf_constants().two_over_root_pi * gauss * sum;
+    return ErfPair{e, one - e};
+  }
+  const Ball ec = gauss * erfcx_ball(a.mid());
+  return ErfPair{one - ec, ec};
+}
+
+// erf and erfc of x's midpoint by erf_of_nonnegative (erf is odd, erfc(−a) = 2 − erfc(a)),
+// widened by the Lipschitz bound over x's ball; MPFR where that does not apply.
+template <bool kErf>
+Ball erf_or_erfc(const Ball& x) {
+  const auto mpfr = [](const mp& v) {
+    return kErf ? mp(boost::multiprecision::erf(v)) : mp(boost::multiprecision::erfc(v));
+  };
+  if (!finite(x) || !(std::fabs(x.hi()) <= kErfcxMax)) return via_mp(x, mpfr, erf_lipschitz(x));
+  const bool neg = std::signbit(x.hi());
+  const Ball a = Ball::from_parts(std::fabs(x.hi()), neg ? -x.lo() : x.lo(), 0);
+  const std::optional<ErfPair> p = erf_of_nonnegative(a);
+  if (!p) return via_mp(x, mpfr, erf_lipschitz(x));
+  Ball r;
+  if (kErf) {
+    r = neg ? -p->erf : p->erf;
+  } else {
+    r = neg ? Ball(2.0) - p->erfc : p->erfc;
+  }
+  if (x.exact()) return r;
+  return Ball::from_parts(r.hi(), r.lo(), up(r.rad() + erf_lipschitz(x) * x.rad()));
+}
+
+}  // namespace
+
+Ball erf(const Ball& x) { return erf_or_erfc<true>(x); }
+Ball erfc(const Ball& x) { return erf_or_erfc<false>(x); }
+
+}  // namespace lmo::ref

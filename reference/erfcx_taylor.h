@@ -1,0 +1,21 @@
+// erfcx(a) = e^(a²)·erfc(a) for a double-double a in [kErfcxMin, kErfcxMax], as a ball: a Taylor
+// polynomial around the nearest of a table of points, its coefficients computed by MPFR with a
+// running error bound, its truncation bound added (erfcx_taylor.cc has the derivation). Ball erf
+// and erfc (ball_erf.cc) take erfc(a) = e^(−a²)·erfcx(a) from it away from 0: a dozen ball
+// operations instead of a series or continued fraction of a hundred.
+#pragma once
+
+#include "reference/ball.h"
+#include "reference/double_double.h"
+
+namespace lmo::ref {
+
+inline constexpr double kErfcxMin = 0.5;
+inline constexpr double kErfcxMax = 26.5;
+
+// erfcx(a) enclosed; a.hi must lie in [kErfcxMin, kErfcxMax] (throws std::invalid_argument
+// otherwise). The first call near a table point computes that point's coefficients (about a
+// millisecond of MPFR at a few hundred bits); later calls reuse them, from any thread.
+Ball erfcx_ball(const dd::DD& a);
+
+}  // namespace lmo::ref
