@@ -22,23 +22,40 @@ namespace lmo::ref {
 // power taken, and the position divided by it. The position is a T chosen by the caller (see
 // rope_position in rope.h for an exact integer-to-T conversion): a narrow T cannot represent
 // large positions, and that is part of what a simulation in T shows.
+//
+// F07's divisors base^(2i/d), i = 0 … d/2 − 1, formed as sinusoidal_pe forms them. They do not
+// depend on the position, so a table computes them once: on balls each power is an MPFR pow.
 template <class T>
-std::vector<T> sinusoidal_pe(const T& position, int64_t d, const T& base = T(10000)) {
-  using std::cos;
+std::vector<T> sinusoidal_divisors(int64_t d, const T& base = T(10000)) {
   using std::pow;
-  using std::sin;
   if (d <= 0 || d % 2 != 0) {
     throw std::invalid_argument("sinusoidal_pe: d must be positive and even, got " +
                                 std::to_string(d));
   }
-  std::vector<T> pe(static_cast<size_t>(d));
+  std::vector<T> div(static_cast<size_t>(d / 2));
   for (int64_t i = 0; i < d / 2; ++i) {
-    const T angle = position / T(pow(base, T(T(2 * i) / T(d))));
+    div[static_cast<size_t>(i)] = T(pow(base, T(T(2 * i) / T(d))));
+  }
+  return div;
+}
+
+// F07 at one position from its divisors (sinusoidal_divisors): d = 2·divisors.size() values.
+template <class T>
+std::vector<T> sinusoidal_pe(const T& position, std::span<const T> divisors) {
+  std::vector<T> pe(2 * divisors.size());
+  for (size_t i = 0; i < divisors.size(); ++i) {
+    const T angle = position / divisors[i];
     const SinCosOf<T> sc = sin_cos_of(angle);
-    pe[static_cast<size_t>(2 * i)] = sc.sin;
-    pe[static_cast<size_t>(2 * i + 1)] = sc.cos;
+    pe[2 * i] = sc.sin;
+    pe[2 * i + 1] = sc.cos;
   }
   return pe;
+}
+
+template <class T>
+std::vector<T> sinusoidal_pe(const T& position, int64_t d, const T& base = T(10000)) {
+  const std::vector<T> divisors = sinusoidal_divisors(d, base);
+  return sinusoidal_pe(position, std::span<const T>(divisors));
 }
 
 // F07 for positions 0 … positions − 1: row p is sinusoidal_pe(p, d, base), the integer p
@@ -54,8 +71,9 @@ Mat<T> sinusoidal_pe_table(int64_t positions, int64_t d, const T& base = T(10000
                                 std::to_string(d));
   }
   Mat<T> table(positions, d);
+  const std::vector<T> divisors = sinusoidal_divisors(d, base);
   parallel_for(positions, [&](int64_t p) {
-    const std::vector<T> row = sinusoidal_pe(from_mp<T>(mp(p)), d, base);
+    const std::vector<T> row = sinusoidal_pe(from_mp<T>(mp(p)), std::span<const T>(divisors));
     for (int64_t c = 0; c < d; ++c) table(p, c) = row[static_cast<size_t>(c)];
   });
   return table;

@@ -150,9 +150,10 @@ Outputs<T> PositionalOp::compute(const InputSet& in) const {
       const std::vector<int64_t> pos = in.ints("positions");
       const T base = T(p_.base);
       y.resize(static_cast<size_t>(p_.tokens * p_.d));
+      const std::vector<T> divisors = ref::sinusoidal_divisors<T>(p_.d, base);
       ref::parallel_for(p_.tokens, [&](int64_t t) {
         const std::vector<T> row = ref::sinusoidal_pe<T>(
-            ref::from_mp<T>(ref::mp(pos[static_cast<size_t>(t)])), p_.d, base);
+            ref::from_mp<T>(ref::mp(pos[static_cast<size_t>(t)])), std::span<const T>(divisors));
         std::copy(row.begin(), row.end(), y.begin() + t * p_.d);
       });
       break;
