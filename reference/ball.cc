@@ -241,6 +241,24 @@ Ball exp(const Ball& x) {
   return exp_ball(dd::exp(x.mid()), x.rad());
 }
 
+void exp_many(std::span<Ball> x) {
+  thread_local std::vector<double> h, l;
+  thread_local std::vector<size_t> at;
+  h.clear();
+  l.clear();
+  at.clear();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (const std::optional<Ball> s = exp_special(x[i])) {
+      x[i] = *s;
+    } else {
+      h.push_back(x[i].hi());
+      l.push_back(x[i].lo());
+      at.push_back(i);
+    }
+  }
+  dd::exp_many(h.data(), l.data(), static_cast<int64_t>(h.size()), h.data(), l.data());
+  for (size_t k = 0; k < at.size(); ++k) x[at[k]] = exp_ball({h[k], l[k]}, x[at[k]].rad());
+}
 
 Ball expm1(const Ball& x) {
   // d/dx (e^x − 1) = e^x ≤ e^upper.

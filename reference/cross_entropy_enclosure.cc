@@ -21,6 +21,15 @@
 // ρ·e_j·|K̂| + e_j·κ·|K| ≤ F·(kMulErr + ρ + κ)·|ĝ_j.hi|. The products stay above 2^-900 (e_j >
 // 2^-578, |K| ≥ 2^-300 checked), so no word underflows and the relative bounds hold. The target
 // element is that ball minus 1 (a ball subtraction).
+//
+// Soft cap (Gemma 2's final 30). The capped logits z'_j = cap·tanh(z_j/cap) and their derivatives
+// c_j = 4e/(1 + e)², e = e^(−2|z_j/cap|), are balls (softmax.h's softcap and softcap_grad, the
+// exponential shared and batched: ball.h's exp_many). The row then runs on z'_j = h_j + l_j ± r_j:
+// x_j = (h_j − m) + l_j by 2Sum, the low parts added once (an error at most 2^-106·(|h_j − m| +
+// |h_j|), as |l_j| ≤ 2^-53·|h_j|) and renormalized by 2Sum. With δ_j that error plus r_j and
+// δ = max δ_j ≤ 2^-40, the exponential of the computed x_j is within e^(x_j)·(ρ + 1.0001·δ)·
+// (1 + 2^-39) of the exact e^(x'_j): ρ becomes that bound for the row. The loss subtracts the
+// target's ball, and each gradient ball is multiplied by c_j (ball operations).
 #include "reference/cross_entropy_enclosure.h"
 
 #include <algorithm>
@@ -28,6 +37,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "reference/chain_bound.h"
 #include "reference/dd_exp.h"
@@ -47,22 +57,40 @@ constexpr int64_t kMaxRow = int64_t{1} << 21;
 // The block error of a chain of kChain two-word terms per unit of Σ|t| (chain_bound.h).
 constexpr double kChainCoefficient = chain_coefficient(kChain, 2);
 
+// A row's logits: doubles z (zl, zr and cap null), or soft-capped balls z + zl ± zr with the
+// cap's derivative per logit.
+struct RowLogits {
+  const double* z;
+  const double* zl = nullptr;
+  const double* zr = nullptr;
+  const Ball* cap_grad = nullptr;
+  Ball at(int64_t j) const { return zl ? Ball::from_parts(z[j], zl[j], zr[j]) : Ball(z[j]); }
+};
+
 // One row's outputs, or false where the path declines. eh, el: scratch of n doubles each.
-LMO_FMA_CLONES bool row(const double* z, int64_t n, int64_t t, double lambda, double* eh,
+LMO_FMA_CLONES bool row(const RowLogits& in, int64_t n, int64_t t, double lambda, double* eh,
                         double* el, Ball& loss, Ball& logz, Ball* grad) {
+  const double* z = in.z;
   double m = z[0];
   for (int64_t j = 0; j < n; ++j) {
-    if (!std::isfinite(z[j])) return false;
+    if (!std::isfinite(z[j]) || (in.zr && !std::isfinite(in.zr[j]))) return false;
     m = std::max(m, z[j]);
   }
   // x_j = z_j − m exactly (2Sum), then every e^(x_j) at once (dd::exp_many: the bits of exp,
-  // four at a time), in place.
+  // four at a time), in place. Soft-capped logits add their low words (header comment).
+  double delta = 0;
   for (int64_t j = 0; j < n; ++j) {
-    const dd::DD x = dd::two_sum(z[j], -m);
+    dd::DD x = dd::two_sum(z[j], -m);
+    if (in.zl) {
+      x = dd::two_sum(x.hi, x.lo + in.zl[j]);
+      delta = std::max(delta, in.zr[j] + 0x1p-105 * (std::fabs(x.hi) + std::fabs(z[j])));
+    }
     if (x.hi < kLowest) return false;
     eh[j] = x.hi;
     el[j] = x.lo;
   }
+  if (!(delta <= 0x1p-40)) return false;
+  const double rho = delta == 0 ? kRho : up(up(kRho + 1.0001 * up(delta)) * (1 + 0x1p-39));
   dd::exp_many(eh, el, n, eh, el);
   double th = 0, tl = 0, mag = 0;
   int64_t blocks = 0;
@@ -83,12 +111,13 @@ LMO_FMA_CLONES bool row(const double* z, int64_t n, int64_t t, double lambda, do
     ++blocks;
   }
   const double rad_s = up(
-      kF * (kChainCoefficient * mag + static_cast<double>(blocks) * dd::kAddErr * th + kRho * th));
+      kF * (kChainCoefficient * mag + static_cast<double>(blocks) * dd::kAddErr * th + rho * th));
   const Ball s_ball = Ball::from_parts(th, tl, rad_s);
   const Ball lse = Ball(m) + log(s_ball);
   const Ball lam(lambda);
   // λ = 0 written out: an exact 0 times a ball whose sign is open counts as undecided (ball.h).
-  loss = lambda == 0 ? -Ball(z[t]) + lse : (-Ball(z[t]) + lse) + lam * (lse * lse);
+  const Ball zt = in.at(t);
+  loss = lambda == 0 ? -zt + lse : (-zt + lse) + lam * (lse * lse);
   logz = lse;
   const Ball c = lambda == 0 ? Ball(1) : Ball(1) + (Ball(2) * lam) * lse;
   if (!(c.lower() > 0 || c.upper() < 0)) return false;
@@ -97,20 +126,43 @@ LMO_FMA_CLONES bool row(const double* z, int64_t n, int64_t t, double lambda, do
   const double kappa = k.rad() * (1 + 0x1p-50) / std::fabs(k.hi());
   if (!(kappa < 0x1p-60)) return false;
   const dd::DD kmid = k.mid();
-  const double rel = kF * (dd::kMulErr + kRho + kappa);
+  const double rel = kF * (dd::kMulErr + rho + kappa);
   for (int64_t j = 0; j < n; ++j) {
     const dd::DD g = dd::mul({eh[j], el[j]}, kmid);
     grad[j] = Ball::from_parts(g.hi, g.lo, up(rel * std::fabs(g.hi)));
   }
   grad[t] = grad[t] - Ball(1);
+  if (in.cap_grad) {
+    for (int64_t j = 0; j < n; ++j) grad[j] = grad[j] * in.cap_grad[j];
+  }
   return true;
+}
+
+// z'_j = cap·tanh(z_j/cap) and c_j = 4e/(1 + e)², e = e^(−2|z_j/cap|): softmax.h's softcap (its
+// tanh as ball.h's, (1 − e)/(1 + e) with the sign of z_j) and softcap_grad, on balls.
+void soft_cap(const double* z, int64_t n, double cap, double* zh, double* zl, double* zr,
+              Ball* cap_grad) {
+  thread_local std::vector<Ball> e;
+  e.resize(static_cast<size_t>(n));
+  const Ball c(cap), one(1.0), four(4.0);
+  for (int64_t j = 0; j < n; ++j) e[j] = ldexp(abs(Ball(z[j]) / c), 1) * Ball(-1.0);
+  exp_many(e);
+  for (int64_t j = 0; j < n; ++j) {
+    const Ball one_e = one + e[j];
+    const Ball th = (one - e[j]) / one_e;
+    const Ball zc = c * (std::signbit(z[j]) ? -th : th);
+    zh[j] = zc.hi();
+    zl[j] = zc.lo();
+    zr[j] = zc.rad();
+    cap_grad[j] = (four * e[j]) / (one_e * one_e);
+  }
 }
 
 }  // namespace
 
 std::optional<LossEnclosure> cross_entropy_enclosure(std::span<const double> z,
                                                      std::span<const int64_t> target, int64_t rows,
-                                                     int64_t n, double lambda) {
+                                                     int64_t n, double lambda, double cap) {
   if (rows < 0 || n < 1 || static_cast<int64_t>(z.size()) != rows * n ||
       static_cast<int64_t>(target.size()) != rows) {
     throw std::invalid_argument("cross_entropy_enclosure: z must be rows × n and target rows long");
@@ -123,7 +175,9 @@ std::optional<LossEnclosure> cross_entropy_enclosure(std::span<const double> z,
                                   std::to_string(n) + ")");
     }
   }
-  if (n > kMaxRow || !std::isfinite(lambda)) return std::nullopt;
+  if (n > kMaxRow || !std::isfinite(lambda) || !(cap >= 0 && std::isfinite(cap))) {
+    return std::nullopt;
+  }
   LossEnclosure out;
   out.loss.resize(static_cast<size_t>(rows));
   out.logz.resize(static_cast<size_t>(rows));
@@ -131,11 +185,19 @@ std::optional<LossEnclosure> cross_entropy_enclosure(std::span<const double> z,
   std::atomic<bool> declined{false};
   parallel_for(rows, [&](int64_t r) {
     if (declined.load(std::memory_order_relaxed)) return;
-    thread_local std::vector<double> eh, el;
+    thread_local std::vector<double> eh, el, zh, zl, zr;
+    thread_local std::vector<Ball> cap_grad;
     eh.resize(static_cast<size_t>(n));
     el.resize(static_cast<size_t>(n));
     const size_t i = static_cast<size_t>(r);
-    if (!row(z.data() + r * n, n, target[i], lambda, eh.data(), el.data(), out.loss[i], out.logz[i],
+    RowLogits in{z.data() + r * n};
+    if (cap > 0) {
+      for (auto* v : {&zh, &zl, &zr}) v->resize(static_cast<size_t>(n));
+      cap_grad.resize(static_cast<size_t>(n));
+      soft_cap(in.z, n, cap, zh.data(), zl.data(), zr.data(), cap_grad.data());
+      in = {zh.data(), zl.data(), zr.data(), cap_grad.data()};
+    }
+    if (!row(in, n, target[i], lambda, eh.data(), el.data(), out.loss[i], out.logz[i],
              out.grad.data() + r * n)) {
       declined.store(true, std::memory_order_relaxed);
     }

@@ -101,9 +101,9 @@ Outputs<T> SoftmaxOp::rows(const InputSet& in, const ref::SoftmaxRounding<T>& ro
 }
 
 std::optional<Outputs<ref::Ball>> SoftmaxOp::enclosure(const InputSet& in) const {
-  if (p_.kind == SoftmaxKind::kCrossEntropy && p_.cap == 0) {
+  if (p_.kind == SoftmaxKind::kCrossEntropy) {
     std::optional<ref::LossEnclosure> e = ref::cross_entropy_enclosure(
-        in.values<double>("z"), in.ints("target"), p_.rows, p_.n, p_.lambda);
+        in.values<double>("z"), in.ints("target"), p_.rows, p_.n, p_.lambda, p_.cap);
     if (e) {
       Outputs<ref::Ball> out(3);
       out[0].values = std::move(e->loss);

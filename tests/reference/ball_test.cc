@@ -253,6 +253,36 @@ TEST(Ball, ErfAndErfcAreEnclosedAndNarrowWithoutMpfr) {
   EXPECT_TRUE(std::signbit(erf(Ball(-0.0)).hi()));
 }
 
+// exp_many gives, element for element, the very ball exp gives (the batched midpoints have exp's
+// bits): ordinary arguments with and without radius, the special cases (0, ±inf, NaN, a radius
+// above 1/2, past kExpMax), and lengths around the four-lane blocks.
+TEST(Ball, ExpManyIsExpElementByElement) {
+  Stream s{9};
+  for (const int n : {0, 1, 3, 4, 5, 17, 1000}) {
+    std::vector<Ball> x;
+    for (int i = 0; i < n; ++i) {
+      const double rr = i % 3 == 0 ? 0 : std::ldexp(1.0, -30 - static_cast<int>(s.next() % 60));
+      x.push_back(sample(s, -700, 700, rr).ball);
+    }
+    if (n >= 5) {
+      x[0] = Ball(0.0);
+      x[1] = Ball(-std::numeric_limits<double>::infinity());
+      x[2] = Ball::from_parts(1, 0, 0.75);
+      x[3] = Ball(710.0);
+      x[4] = Ball(std::numeric_limits<double>::quiet_NaN());
+    }
+    std::vector<Ball> y = x;
+    exp_many(y);
+    for (int i = 0; i < n; ++i) {
+      const Ball e = exp(x[static_cast<size_t>(i)]);
+      const Ball& b = y[static_cast<size_t>(i)];
+      EXPECT_EQ(std::bit_cast<uint64_t>(b.hi()), std::bit_cast<uint64_t>(e.hi())) << i;
+      EXPECT_EQ(std::bit_cast<uint64_t>(b.lo()), std::bit_cast<uint64_t>(e.lo())) << i;
+      EXPECT_EQ(std::bit_cast<uint64_t>(b.rad()), std::bit_cast<uint64_t>(e.rad())) << i;
+    }
+  }
+}
+
 // erfcx's Taylor table (erfcx_taylor.cc) at both ends of every point's interval, where the
 // truncation bound is largest, and at the point, with a low word: each ball encloses MPFR's
 // e^(a²)·erfc(a) at 333 bits and stays within 2^-100 of it. The grid's four steps and the
