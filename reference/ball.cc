@@ -11,7 +11,6 @@
 
 #include "reference/ball_detail.h"
 #include "reference/dd_exp.h"
-#include "reference/split_constant.h"
 
 namespace lmo::ref {
 namespace {
@@ -315,101 +314,6 @@ Ball tanh(const Ball& x) {
   const Ball one(1.0);
   const Ball t = (one - e) / (one + e);
   return std::signbit(x.hi()) ? -t : t;
-}
-namespace {
-
-// sin and cos by reduction to |r| ≤ π/4 and Taylor series, all in ball arithmetic: the radius
-// the operations carry is the rounding bound, and the truncation bound is added to it.
-struct TrigConstants {
-  // π/2 = p1 + p2 + rest: p1 and p2 of 32 significant bits (k·p1, k·p2 exact for |k| < 2^21),
-  // rest an MPFR enclosure.
-  double two_over_pi = 0, p1 = 0, p2 = 0;
-  Ball rest;
-  // (−1)^k/(2k+1)! and (−1)^k/(2k)!, k = 0 … kTerms − 1, as enclosures of the exact rationals.
-  static constexpr int kTerms = 14;
-  Ball sin_c[kTerms], cos_c[kTerms];
-};
-
-const TrigConstants& trig() {
-  static const TrigConstants c = [] {
-    TrigConstants t;
-    const mp half_pi = boost::math::constants::half_pi<mp>();
-    t.two_over_pi = static_cast<double>(mp(1 / half_pi));
-    t.p1 = cut_to_32_bits(static_cast<double>(half_pi));
-    t.p2 = cut_to_32_bits(static_cast<double>(mp(half_pi - t.p1)));
-    t.rest = around_mpfr(half_pi - t.p1 - t.p2, 0);
-    mp even = 1;  // (2k)!
-    for (int k = 0; k < TrigConstants::kTerms; ++k) {
-      if (k > 0) even *= mp(2 * k - 1) * (2 * k);
-      const mp odd = even * (2 * k + 1);  // (2k+1)!
-      const mp sign = k % 2 ? -1 : 1;
-      t.cos_c[k] = around_mpfr(sign / even, 0);
-      t.sin_c[k] = around_mpfr(sign / odd, 0);
-    }
-    return t;
-  }();
-  return c;
-}
-
-// Σ_k c_k·r^(2k)… by Horner in r², plus the alternating series' first omitted term, bounded
-// by |r|^(2·kTerms + odd)/(2·kTerms + odd)! ≤ (π/4)^28/28! < 2^-107 for the ranges used.
-Ball taylor(const Ball* c, const Ball& r2) {
-  Ball h = c[TrigConstants::kTerms - 1];
-  for (int k = TrigConstants::kTerms - 2; k >= 0; --k) h = c[k] + r2 * h;
-  return h;
-}
-
-// sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).
-BallSinCos sin_and_cos(const Ball& x) {
-  const TrigConstants& t = trig();
-  const double kd = std::nearbyint(x.hi() * t.two_over_pi);
-  const Ball k(kd);
-  const Ball r = ((x - k * Ball(t.p1)) - k * Ball(t.p2)) - k * t.rest;
-  const double r_max = std::max(std::fabs(r.lower()), std::fabs(r.upper()));
-  if (!(r_max < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
-  const Ball r2 = r * r;
-  // The first omitted terms: r^29/29! (sin) and r^28/28! (cos), below 2^-101 for |r| < 0.8.
-  const double tail = std::pow(r_max, 28) / 3.0e29;
-  const Ball s = r * taylor(t.sin_c, r2), c = taylor(t.cos_c, r2);
-  const Ball sb = Ball::from_parts(s.hi(), s.lo(), up(s.rad() + tail));
-  const Ball cb = Ball::from_parts(c.hi(), c.lo(), up(c.rad() + tail));
-  // x = k·π/2 + r: quadrant q = k mod 4.
-  switch (static_cast<int>(static_cast<long long>(kd) & 3)) {
-    case 0:
-      return {sb, cb};
-    case 1:
-      return {cb, -sb};
-    case 2:
-      return {-sb, -cb};
-    default:
-      return {-cb, sb};
-  }
-}
-
-// Where the series does not apply: MPFR on the midpoint with the Lipschitz bound 1.
-bool trig_by_series(const Ball& x) {
-  return finite(x) && std::fabs(x.hi()) <= 0x1p21 && x.rad() <= 1e-6;
-}
-
-}  // namespace
-
-Ball sin(const Ball& x) {
-  if (!trig_by_series(x)) {
-    return via_mp(
-        x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
-  }
-  return sin_and_cos(x).sin;
-}
-Ball cos(const Ball& x) {
-  if (!trig_by_series(x)) {
-    return via_mp(
-        x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
-  }
-  return sin_and_cos(x).cos;
-}
-BallSinCos sin_cos(const Ball& x) {
-  if (!trig_by_series(x)) return {sin(x), cos(x)};
-  return sin_and_cos(x);
 }
 Ball atan(const Ball& x) {
   return via_mp(

@@ -12,8 +12,9 @@
 //    products, exactly bounded). A result that both inputs determine exactly (2Sum, 2Prod of
 //    two doubles, a power-of-two scale) keeps radius 0.
 //  - exp: dd::exp with its written bound (dd_exp.cc). log, tanh, sin, cos, erf and erfc: ball
-//    arithmetic on exp, series and continued fractions, each with its truncation bound written
-//    next to it in ball.cc. expm1, log1p, atan, pow (and the others outside their ranges): MPFR
+//    arithmetic on exp, short series around table points and series near 0, each with its
+//    truncation bound written next to it (ball.cc, ball_trig.cc, ball_erf.cc, erfcx_taylor.cc).
+//    expm1, log1p, atan, pow (and the others outside their ranges): MPFR
 //    at the reference's precision on the midpoint, plus a Lipschitz bound of the function over
 //    the ball: as rigorous as the reference itself.
 //  - Radii are computed in double with round-to-nearest; each formula applies up() once, which

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <boost/math/constants/constants.hpp>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -310,6 +311,30 @@ TEST(Ball, ErfcxTableEnclosesAcrossEveryInterval) {
   EXPECT_GT(checked, 800);
   EXPECT_THROW(erfcx_ball({0.4999, 0}), std::invalid_argument);
   EXPECT_THROW(erfcx_ball({26.6, 0}), std::invalid_argument);
+}
+
+// sin and cos by ball_trig.cc's table: at both ends of every table point's interval (where the
+// short series' truncation is largest) and at the point, in all four quadrants and after a
+// large reduction, each ball encloses MPFR's value at 333 bits within 2^-98.
+TEST(Ball, SineAndCosineEncloseAcrossEveryTableInterval) {
+  const wide half_pi = boost::math::constants::half_pi<wide>();
+  int checked = 0;
+  for (const int k : {0, 1, 2, 3, -1, 1000003}) {
+    for (int j = -51; j <= 51; ++j) {
+      for (const double off : {-0.5, 0.0, 0.5}) {
+        const wide r = (wide(j) + wide(off) * (1 - wide(0x1p-30))) / 64;
+        if (abs(r) > wide(0.78)) continue;
+        const double x = static_cast<double>(wide(k) * half_pi + r);
+        const BallSinCos sc = sin_cos(Ball(x));
+        expect_contains(sc.sin, sin(wide(x)), "sin");
+        expect_contains(sc.cos, cos(wide(x)), "cos");
+        EXPECT_LT(sc.sin.rad(), 0x1p-98) << x;
+        EXPECT_LT(sc.cos.rad(), 0x1p-98) << x;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1700);
 }
 
 TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {
