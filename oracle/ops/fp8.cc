@@ -4,6 +4,7 @@
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
+#include "reference/fp8_linear_enclosure.h"
 
 namespace lmo::oracle {
 namespace {
@@ -120,6 +121,16 @@ Outputs<T> Fp8LinearOp::compute(const InputSet& in) const {
   out[0].values = ref::fp8_linear<T>(std::span<const T>(a), std::span<const T>(as), p_.a_tiling(),
                                      std::span<const T>(w), std::span<const T>(ws), p_.w_tiling())
                       .data;
+  return out;
+}
+
+std::optional<Outputs<ref::Ball>> Fp8LinearOp::enclosure(const InputSet& in) const {
+  std::optional<std::vector<ref::Ball>> y = ref::fp8_linear_enclosure(
+      in.values<double>("a"), in.values<double>("a_scales"), p_.a_tiling(), in.values<double>("w"),
+      in.values<double>("w_scales"), p_.w_tiling());
+  if (!y) return GenericOp<Fp8LinearOp>::enclosure(in);
+  Outputs<ref::Ball> out(1);
+  out[0].values = std::move(*y);
   return out;
 }
 

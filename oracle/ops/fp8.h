@@ -72,6 +72,9 @@ class Fp8LinearOp : public GenericOp<Fp8LinearOp> {
   }
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // The balls from exact block sums (reference/fp8_linear_enclosure.h) where that path applies;
+  // the formula on balls otherwise.
+  std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
 
  private:
   Fp8LinearParams p_;
