@@ -73,7 +73,7 @@ T sigmoid(const T& x, bool literal = false) {
 template <class T>
 T gelu(const T& x, bool literal = false) {
   using std::sqrt;
-  const T sqrt2 = from_mp<T>(sqrt(mp(2)));
+  static const T sqrt2 = from_mp<T>(sqrt(mp(2)));  // once per T: an MPFR call per element cost more
   const T half_x = x / T(2);
   const T t = x / sqrt2;
   if (literal) return half_x * T(T(1) + detail::erf_of(t));
@@ -84,8 +84,9 @@ T gelu(const T& x, bool literal = false) {
 template <class T>
 T gelu_tanh_inner(const T& x) {
   using std::sqrt;
-  const T k = from_mp<T>(sqrt(mp(2) / boost::math::constants::pi<mp>()));
-  const T c = constant<T>("0.044715");
+  // Once per T: an MPFR evaluation per element cost more than the element.
+  static const T k = from_mp<T>(sqrt(mp(2) / boost::math::constants::pi<mp>()));
+  static const T c = constant<T>("0.044715");
   const T x3 = T(x * x) * x;
   return k * T(x + T(c * x3));
 }

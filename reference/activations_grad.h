@@ -25,8 +25,9 @@ template <class T>
 T gelu_grad(const T& x, bool literal = false) {
   using std::exp;
   using std::sqrt;
-  const T sqrt2 = from_mp<T>(sqrt(mp(2)));
-  const T sqrt_2pi = from_mp<T>(sqrt(mp(2) * boost::math::constants::pi<mp>()));
+  // Once per T: an MPFR evaluation per element cost more than the element.
+  static const T sqrt2 = from_mp<T>(sqrt(mp(2)));
+  static const T sqrt_2pi = from_mp<T>(sqrt(mp(2) * boost::math::constants::pi<mp>()));
   const T t = x / sqrt2;
   const T cdf = literal ? T(T(T(1) + detail::erf_of(t)) / T(2)) : T(detail::erfc_of(T(-t)) / T(2));
   const T pdf = T(exp(T(-T(x * x) / T(2)))) / sqrt_2pi;
@@ -40,8 +41,8 @@ template <class T>
 T gelu_tanh_grad(const T& x, bool literal = false) {
   using std::sqrt;
   using std::tanh;
-  const T k = from_mp<T>(sqrt(mp(2) / boost::math::constants::pi<mp>()));
-  const T c3 = constant<T>("0.134145");  // 3 · 0.044715, exact in decimal
+  static const T k = from_mp<T>(sqrt(mp(2) / boost::math::constants::pi<mp>()));  // once per T
+  static const T c3 = constant<T>("0.134145");  // 3 · 0.044715, exact in decimal
   const T u = gelu_tanh_inner(x);
   const T du = k * T(T(1) + T(c3 * T(x * x)));
   if (literal) {
