@@ -1,4 +1,4 @@
-// Ball erf and erfc (ball.h): series near 0, erfcx's Taylor table beyond, MPFR past 26.5.
+// Ball erf and erfc (ball.h): erfcx's Taylor table, erf's series near 0, MPFR past 26.5.
 #include <algorithm>
 #include <boost/math/constants/constants.hpp>
 #include <boost/multiprecision/mpfr.hpp>
@@ -35,18 +35,14 @@ double erf_lipschitz(const Ball& x) {
 
 // erf and erfc of a double-double a ≥ 0 without MPFR, in ball arithmetic (its radius carries
 // every rounding; the truncation bounds are added), for a ≤ kErfcxMax:
-//  - a < kErfcxMin: erf a = (2/√π)·e^(−a²)·Σ_{n≥0} t_n, t_0 = a, t_{n+1} = t_n·2a²/(2n+3)
+//  - erfc a = e^(−a²)·erfcx(a), erfcx by its Taylor table (erfcx_taylor.cc: fifteen
+//    coefficients and a written truncation bound, 2^-103 relative or better). No cancellation.
+//  - a < kErfSeries: erf a = (2/√π)·e^(−a²)·Σ_{n≥0} t_n, t_0 = a, t_{n+1} = t_n·2a²/(2n+3)
 //    (Abramowitz & Stegun 7.1.6): positive terms, no cancellation. Here q = 2a²/(2n+3) ≤ 1/6
 //    and the ratios only shrink, so the tail after t_n is at most t_n·q/(1 − q) ≤ t_n; about 16
-//    terms reach 2^-115. erfc = 1 − erf ≥ 0.47 loses nothing.
-//  - a ≥ kErfcxMin: erfc a = e^(−a²)·erfcx(a), erfcx by its Taylor table (erfcx_taylor.cc:
-//    fifteen coefficients and a written truncation bound, 2^-103 relative or better), and
-//    erf = 1 − erfc ≥ 0.52.
+//    terms reach 2^-115. Beyond, erf = 1 − erfc ≥ 0.52.
 // Beyond kErfcxMax, e^(−a²) nears double's subnormals and MPFR takes over.
-
-struct ErfPair {
-  Ball erf, erfc;
-};
+constexpr double kErfSeries = 0.5;
 
 struct ErfConstants {
   Ball two_over_root_pi;
@@ -60,12 +56,17 @@ const ErfConstants& erf_constants() {
   return c;
 }
 
-std::optional<ErfPair> erf_of_nonnegative(const Ball& a) {
-  if (a.hi() == 0) return ErfPair{Ball(0.0), Ball(1.0)};
+// erf a or erfc a at the midpoint a ≥ 0, and e^(−a²), which the Lipschitz bound reuses.
+struct AtMidpoint {
+  Ball value, gauss;
+};
+
+template <bool kErf>
+std::optional<AtMidpoint> erf_of_nonnegative(const Ball& a) {
+  if (a.hi() == 0) return AtMidpoint{Ball(kErf ? 0.0 : 1.0), Ball(1.0)};
   const Ball a2 = a * a;
   const Ball gauss = exp(-a2);
-  const Ball one(1.0);
-  if (a.hi() < kErfcxMin) {
+  if (kErf && a.hi() < kErfSeries) {
     const Ball two_a2 = ldexp(a2, 1);
     const double q_top = two_a2.upper();
     Ball term = a, sum = a;
@@ -79,11 +80,21 @@ std::optional<ErfPair> erf_of_nonnegative(const Ball& a) {
       term = term * two_a2 / Ball(2 * n + 3);
       sum = sum + term;
     }
-    const Ball e = erf_constants().two_over_root_pi * gauss * sum;
-    return ErfPair{e, one - e};
+    return AtMidpoint{erf_constants().two_over_root_pi * gauss * sum, gauss};
   }
   const Ball ec = gauss * erfcx_ball(a.mid());
-  return ErfPair{one - ec, ec};
+  return AtMidpoint{kErf ? Ball(1.0) - ec : ec, gauss};
+}
+
+// The Lipschitz bound over x's ball from the midpoint's e^(−a²): the point of the ball nearest 0
+// is m = a − r, and e^(−m²) = e^(−a²)·e^(2ar − r²) ≤ e^(−a²)·(1 + 2.01·a·r) for 2ar ≤ 2^-10
+// (e^y ≤ 1 + 1.001·y there). Otherwise erf_lipschitz's own exponential.
+double lipschitz_from(const Ball& x, const Ball& gauss) {
+  const double a = std::fabs(x.hi()), r = x.rad();
+  if (!(a > 2 * r && 2 * a * r <= 0x1p-10 && finite(gauss))) return erf_lipschitz(x);
+  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π
+  const double e = std::max(gauss.upper(), 0x1p-1074);
+  return std::min(kTwoOverRootPi, up(up(kTwoOverRootPi * e) * up(1 + 2.01 * a * r)));
 }
 
 // erf and erfc of x's midpoint by erf_of_nonnegative (erf is odd, erfc(−a) = 2 − erfc(a)),
@@ -96,16 +107,16 @@ Ball erf_or_erfc(const Ball& x) {
   if (!finite(x) || !(std::fabs(x.hi()) <= kErfcxMax)) return via_mp(x, mpfr, erf_lipschitz(x));
   const bool neg = std::signbit(x.hi());
   const Ball a = Ball::from_parts(std::fabs(x.hi()), neg ? -x.lo() : x.lo(), 0);
-  const std::optional<ErfPair> p = erf_of_nonnegative(a);
+  const std::optional<AtMidpoint> p = erf_of_nonnegative<kErf>(a);
   if (!p) return via_mp(x, mpfr, erf_lipschitz(x));
   Ball r;
   if (kErf) {
-    r = neg ? -p->erf : p->erf;
+    r = neg ? -p->value : p->value;
   } else {
-    r = neg ? Ball(2.0) - p->erfc : p->erfc;
+    r = neg ? Ball(2.0) - p->value : p->value;
   }
   if (x.exact()) return r;
-  return Ball::from_parts(r.hi(), r.lo(), up(r.rad() + erf_lipschitz(x) * x.rad()));
+  return Ball::from_parts(r.hi(), r.lo(), up(r.rad() + lipschitz_from(x, p->gauss) * x.rad()));
 }
 
 }  // namespace

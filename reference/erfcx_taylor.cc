@@ -1,7 +1,7 @@
 // erfcx(a) = e^(a²)·erfc(a) by Taylor polynomials around table points x_j (erfcx_taylor.h):
-// every 1/32 on [0.5, 4], every 1/16 on [4, 8], 1/8 on [8, 16] and 1/4 on [16, 26.5]. erfcx
+// every 1/32 on [0, 4], every 1/16 on [4, 8], 1/8 on [8, 16] and 1/4 on [16, 26.5]. erfcx
 // varies like 1/x, so a step growing with x keeps the truncation bound below 2^-103 relative
-// (derivation below) with 286 points, a third of a uniform grid's: the points far out cost most
+// (derivation below) with 302 points, a third of a uniform grid's: the points far out cost most
 // to compute.
 //
 // Coefficients. f = erfcx satisfies f' = 2x·f − k, k = 2/√π, so f^(n+1) = 2x·f^(n) + 2n·f^(n−1)
@@ -22,8 +22,9 @@
 //   |f^(N)(x)| ≤ (2/√π)·∫_0^∞ (2t)^N·e^(−t²−2xt) dt,
 // decreasing in x ≥ 0, and at most 2^N·Γ((N+1)/2)/√π (drop e^(−2xt)) and N!/(√π·x^(N+1))
 // (drop e^(−t²)). So |remainder| ≤ |h|^N·min(2^N·Γ((N+1)/2)/N!, 1/x_lo^(N+1))/√π, x_lo the
-// interval's left end. With N = 15, relative to erfcx(x) ≥ 1/(√π·(x + 1)): at most 2^-103 with
-// |h| ≤ 1/64 on [0.5, 4] (the first bound at 0.5, the second at 2), and (|h|/x_lo)^15·(x + 1)/x_lo
+// interval's left end (ξ lies between x_j and a ≥ 0, so x_lo ≥ 0). With N = 15, relative to
+// erfcx(x) ≥ 1/(√π·(x + 1)): at most 2^-103 with |h| ≤ 1/64 on [0, 4] (the first bound up to 2,
+// the second beyond), and (|h|/x_lo)^15·(x + 1)/x_lo
 // ≤ 2^-104 with |h| ≤ x_lo/127 on each later interval.
 #include "reference/erfcx_taylor.h"
 
@@ -47,11 +48,11 @@ struct Segment {
   double start, step;
   int first, count;
 };
-constexpr Segment kSegments[] = {{kErfcxMin, 1.0 / 32, 0, 113},
-                                 {4, 1.0 / 16, 113, 65},
-                                 {8, 1.0 / 8, 178, 65},
-                                 {16, 0.25, 243, 43}};
-constexpr int kPoints = 286;
+constexpr Segment kSegments[] = {{kErfcxMin, 1.0 / 32, 0, 129},
+                                 {4, 1.0 / 16, 129, 65},
+                                 {8, 1.0 / 8, 194, 65},
+                                 {16, 0.25, 259, 43}};
+constexpr int kPoints = 302;
 static_assert(kSegments[3].start + (kSegments[3].count - 1) * kSegments[3].step == kErfcxMax);
 
 struct Point {
@@ -125,12 +126,16 @@ void fill(Point& pt, double x, double step) {
                     2 * u * c[n + 1]->abs_up());
   }
   for (int n = 0; n < kTerms; ++n) pt.c[static_cast<size_t>(n)] = to_ball(*c[n], err[n], prec);
-  // The remainder's constant at the interval's left end x_lo < x − step/2 − 2^-48 (header
+  // The remainder's constant at the interval's left end x_lo < x − step/2 − 2^-48, or 0 (header
   // comment): 2^15·Γ(8)/15! = 2^15·7!/15!, 1/√π < 0.5641896, each rounding covered by up().
-  const double x_lo = x - step * (0.5 + 1.0 / 64);
+  const double x_lo = std::max(0.0, x - step * (0.5 + 1.0 / 64));
   const double gamma_bound = 32768.0 * 5040.0 / 1307674368000.0;
   double inv = 1;
-  for (int i = 0; i <= kTerms; ++i) inv = up(inv / x_lo);  // 1/x_lo^16
+  if (x_lo > 0) {
+    for (int i = 0; i <= kTerms; ++i) inv = up(inv / x_lo);  // 1/x_lo^16
+  } else {
+    inv = gamma_bound;
+  }
   pt.rem = up(up(std::min(gamma_bound, inv) * (1 + 0x1p-40)) * 0.5641896);
 }
 
@@ -152,22 +157,32 @@ const Point& point(const Segment& seg, int i) {
 Ball erfcx_ball(const dd::DD& a) {
   if (!(a.hi >= kErfcxMin && a.hi <= kErfcxMax)) {
     throw std::invalid_argument("erfcx_ball: argument " + std::to_string(a.hi) +
-                                " outside [0.5, 26.5]");
+                                " outside [0, 26.5]");
   }
   const Segment& seg = kSegments[a.hi < 4 ? 0 : a.hi < 8 ? 1 : a.hi < 16 ? 2 : 3];
   const int i = static_cast<int>(std::nearbyint((a.hi - seg.start) / seg.step));
   const Point& pt = point(seg, i);
-  // h = a − x_j: a.hi − x_j is exact (both multiples of a.hi's ulp, |difference| ≤ step/2), and
-  // the two-sum with a.lo keeps h exact as a double-double.
+  // h = a − x_j: a.hi − x_j is exact (x_j = 0, or a.hi ≥ 1/64 and both are multiples of a.hi's
+  // ulp, |difference| ≤ step/2), and the two-sum with a.lo keeps h exact as a double-double.
   const dd::DD hd = dd::two_sum(a.hi - (seg.start + i * seg.step), a.lo);
-  const Ball h = Ball::from_parts(hd.hi, hd.lo, 0);
-  Ball v = pt.c[kTerms - 1];
-  for (int n = kTerms - 2; n >= 0; --n) v = pt.c[static_cast<size_t>(n)] + h * v;
-  // |h|^15 rounded up; |h| ≤ step/2 + 2^-48, inside the remainder's interval.
+  // |h| rounded up; |h| ≤ step/2 + 2^-48, inside the remainder's interval.
   const double ah = up(std::fabs(hd.hi) + std::fabs(hd.lo));
+  // Horner, v ← c_n + h·v, in double-double with the running bound e ≥ |v̂ − v| the ball
+  // operations would carry (ball.h), without their special cases (every value here is finite
+  // and far from underflow): the product adds |h|·e and kMulErr·|h·v̂|, the sum rad(c_n) and
+  // kAddErr·|sum|; the factor 1 + 2^-50 covers |x| ≤ |x.hi|·(1 + 2^-52), up() the roundings.
+  dd::DD v = pt.c[kTerms - 1].mid();
+  double e = pt.c[kTerms - 1].rad();
+  for (int n = kTerms - 2; n >= 0; --n) {
+    const Ball& c = pt.c[static_cast<size_t>(n)];
+    const dd::DD p = dd::mul(v, hd);
+    v = dd::add(c.mid(), p);
+    e = up(ah * e + c.rad() +
+           (dd::kMulErr * std::fabs(p.hi) + dd::kAddErr * std::fabs(v.hi)) * (1 + 0x1p-50));
+  }
   const double h2 = up(ah * ah), h4 = up(h2 * h2), h8 = up(h4 * h4);
   const double h15 = up(up(h8 * h4) * up(h2 * ah));
-  return Ball::from_parts(v.hi(), v.lo(), up(v.rad() + up(pt.rem * h15)));
+  return Ball::from_parts(v.hi, v.lo, up(e + up(pt.rem * h15)));
 }
 
 }  // namespace lmo::ref
