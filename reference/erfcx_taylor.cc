@@ -8,8 +8,8 @@
 // for n ≥ 1, and the Taylor coefficients c_n = f^(n)(x_j)/n! satisfy
 //   c_0 = e^(x²)·erfc(x),   c_1 = 2x·c_0 − k,   c_(n+1) = (2x·c_n + 2·c_(n−1))/(n + 1).
 // For large x the two terms nearly cancel (c_n ≈ (−1)^n/(√π·x^(n+1))), losing about
-// log2(2x²/(n+1)) bits per step: 118 bits over the 14 steps at x = 26.5. So the recurrence runs
-// in MPFR at p = 240 + that loss bits, from MPFR's correctly rounded erfc and exp, with a
+// log2(2x²/(n+1)) bits per step: 110 bits over the 14 steps at x = 26.5. So the recurrence runs
+// in MPFR at p = 168 + those lost bits, from MPFR's correctly rounded erfc and exp, with a
 // running error bound E_n (u = 2^-p, each MPFR operation within u of its exact result):
 //   E_0 = 4u·|ĉ_0|                       (exp, erfc and their product: three roundings)
 //   E_1 = 2x·E_0 + 4u·(2x·|ĉ_0| + k + |ĉ_1|)           (k̂ from π, √ and ÷: three roundings)
