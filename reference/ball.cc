@@ -15,10 +15,7 @@
 namespace lmo::ref {
 namespace {
 
-using ball_detail::around_mpfr;
-using ball_detail::finite;
-using ball_detail::undecided;
-using ball_detail::via_mp;
+using namespace ball_detail;  // the helpers ball.cc, ball_erf.cc and ball_trig.cc share
 
 std::atomic<uint64_t> g_undecided{0};
 

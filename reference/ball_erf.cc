@@ -12,9 +12,7 @@
 namespace lmo::ref {
 namespace {
 
-using ball_detail::around_mpfr;
-using ball_detail::finite;
-using ball_detail::via_mp;
+using namespace ball_detail;  // the helpers ball.cc, ball_erf.cc and ball_trig.cc share
 
 // |erf'(t)| = |erfc'(t)| = 2/√π·e^(−t²), largest over the ball at its point m nearest 0. Away
 // from 0 this is far below the global 2/√π: erfc(t) ≈ e^(−t²)/(t√π) is tiny for large t, and with

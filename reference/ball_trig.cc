@@ -24,10 +24,7 @@
 namespace lmo::ref {
 namespace {
 
-using ball_detail::around_mpfr;
-using ball_detail::finite;
-using ball_detail::undecided;
-using ball_detail::via_mp;
+using namespace ball_detail;  // the helpers ball.cc, ball_erf.cc and ball_trig.cc share
 
 constexpr int kTerms = 6;   // terms of each short series
 constexpr int kTable = 51;  // j = −kTable … kTable
