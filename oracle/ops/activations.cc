@@ -32,6 +32,37 @@ std::vector<InputDecl> ElementwiseOp::inputs() const {
 
 std::vector<OutputDecl> ElementwiseOp::outputs() const { return {{"y", {p_.n}}}; }
 
+namespace {
+
+// f(x.subspan(i, len)), the reference's elementwise function on a block, over blocks of 4096
+// elements spread over the threads (ref::parallel_for): each block writes its own slots, so the
+// bytes do not depend on the thread count. The reference functions stay serial, as the FFNs and
+// the loss call them inside their own parallel rows.
+template <class T, class F>
+std::vector<T> in_blocks(size_t n, F f) {
+  constexpr size_t kBlock = 4096;
+  std::vector<T> y(n);
+  ref::parallel_for(static_cast<int64_t>((n + kBlock - 1) / kBlock), [&](int64_t b) {
+    const size_t i = static_cast<size_t>(b) * kBlock, len = std::min(kBlock, n - i);
+    const std::vector<T> part = f(i, len);
+    std::copy(part.begin(), part.end(), y.begin() + static_cast<std::ptrdiff_t>(i));
+  });
+  return y;
+}
+
+// act(x) or the gate act(a)·b, blockwise (in_blocks).
+template <class T>
+std::vector<T> activations(ref::Activation act, const std::vector<T>& x, const std::vector<T>* b,
+                           bool literal) {
+  return in_blocks<T>(x.size(), [&](size_t i, size_t len) {
+    const std::span<const T> xs(x.data() + i, len);
+    if (!b) return ref::activate<T>(act, xs, literal);
+    return ref::glu_gate<T>(xs, std::span<const T>(b->data() + i, len), act, literal);
+  });
+}
+
+}  // namespace
+
 template <class T>
 Outputs<T> ElementwiseOp::compute(const InputSet& in) const {
   Outputs<T> out(1);
@@ -39,18 +70,21 @@ Outputs<T> ElementwiseOp::compute(const InputSet& in) const {
   switch (p_.kind) {
     case ElementwiseKind::kActivation: {
       const std::vector<T> x = in.values<T>("x");
-      y = ref::activate<T>(p_.act, x, p_.literal);
+      y = activations<T>(p_.act, x, nullptr, p_.literal);
       break;
     }
     case ElementwiseKind::kGluGate: {
       const std::vector<T> a = in.values<T>("a");
       const std::vector<T> b = in.values<T>("b");
-      y = ref::glu_gate<T>(a, b, p_.act, p_.literal);
+      y = activations<T>(p_.act, a, &b, p_.literal);
       break;
     }
     case ElementwiseKind::kSoftcap: {
       const std::vector<T> z = in.values<T>("z");
-      y = ref::softcap<T>(std::span<const T>(z), T(p_.cap));
+      const T cap(p_.cap);
+      y = in_blocks<T>(z.size(), [&](size_t i, size_t len) {
+        return ref::softcap<T>(std::span<const T>(z.data() + i, len), cap);
+      });
       break;
     }
   }
@@ -224,9 +258,9 @@ Outputs<T> ElementwiseOp::compute(const InputSet& in, const BoundRecipe& recipe)
   const bool gate = p_.kind == ElementwiseKind::kGluGate;
   const std::vector<T> x = in.values<T>(gate ? "a" : "x");
   Outputs<T> out(1);
-  const std::vector<T> act = ref::activate<T>(p_.act, x, literal);
+  const std::vector<T> act = activations<T>(p_.act, x, nullptr, literal);
   const std::vector<T> b = gate ? in.values<T>("b") : std::vector<T>{};
-  out[0].values = gate ? ref::glu_gate<T>(x, b, p_.act, literal) : act;
+  out[0].values = gate ? activations<T>(p_.act, x, &b, literal) : act;
   if (literal) {
     // A gate act(a)·b carries the activation's errors times |b|, and rounds the product (u·|y|).
     for (size_t i = 0; i < x.size(); ++i) {
