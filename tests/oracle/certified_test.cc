@@ -155,6 +155,24 @@ TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
   EXPECT_EQ(c.differing, 0);
 }
 
+// The same for exact GELU, x/2·erfc(−x/√2), on both sides of 0: erfc from erfcx's Taylor table
+// (reference/erfcx_taylor.cc) near 2 and in its tail, found the same way.
+TEST(Certified, GeluNearADoubleMidpointIsDecidedAsMpfrRoundsIt) {
+  const std::vector<double> near = {
+#include "tests/data/certified_gelu_near_midpoints.inc"
+  };
+  ASSERT_EQ(near.size(), 12u);
+  const json j = {{"id", "adversarial/gelu-near-midpoints"},
+                  {"op", "gelu"},
+                  {"seed", 93},
+                  {"formats", {"f32"}},
+                  {"params", {{"n", static_cast<int64_t>(near.size())}}}};
+  const Built b = build(j, "x", [&](int64_t i, double) { return near[static_cast<size_t>(i)]; });
+  const Comparison c = compare_paths(b);
+  EXPECT_FALSE(c.fell_back) << "2^-70 is far outside the balls' radius";
+  EXPECT_EQ(c.differing, 0);
+}
+
 // The same boundary outputs with every radius narrowed to 0: the certified path now claims the
 // double-double midpoints exact and decides every rounding, although their true error
 // (~2^-100) straddles the boundary. The comparison above must see the wrong bits: it proves the
