@@ -23,13 +23,12 @@
 // element is that ball minus 1 (a ball subtraction).
 //
 // Soft cap (Gemma 2's final 30). The capped logits z'_j = cap·tanh(z_j/cap) and their derivatives
-// c_j = 4e/(1 + e)², e = e^(−2|z_j/cap|), are balls (softmax.h's softcap and softcap_grad, the
-// exponential shared and batched: ball.h's exp_many). The row then runs on z'_j = h_j + l_j ± r_j:
-// x_j = (h_j − m) + l_j by 2Sum, the low parts added once (an error at most 2^-106·(|h_j − m| +
-// |h_j|), as |l_j| ≤ 2^-53·|h_j|) and renormalized by 2Sum. With δ_j that error plus r_j and
-// δ = max δ_j ≤ 2^-40, the exponential of the computed x_j is within e^(x_j)·(ρ + 1.0001·δ)·
-// (1 + 2^-39) of the exact e^(x'_j): ρ becomes that bound for the row. The loss subtracts the
-// target's ball, and each gradient ball is multiplied by c_j (ball operations).
+// c_j are balls (softcap_balls.h: one batched exponential for both). The row then runs on z'_j =
+// h_j + l_j ± r_j: x_j = (h_j − m) + l_j by 2Sum, the low parts added once (an error at most
+// 2^-106·(|h_j − m| + |h_j|), as |l_j| ≤ 2^-53·|h_j|) and renormalized by 2Sum. With δ_j that error
+// plus r_j and δ = max δ_j ≤ 2^-40, the exponential of the computed x_j is within e^(x_j)·(ρ
+// + 1.0001·δ)· (1 + 2^-39) of the exact e^(x'_j): ρ becomes that bound for the row. The loss
+// subtracts the target's ball, and each gradient ball is multiplied by c_j (ball operations).
 #include "reference/cross_entropy_enclosure.h"
 
 #include <algorithm>
@@ -44,6 +43,7 @@
 #include "reference/double_double.h"
 #include "reference/fma_clones.h"
 #include "reference/parallel.h"
+#include "reference/softcap_balls.h"
 
 namespace lmo::ref {
 namespace {
@@ -57,23 +57,32 @@ constexpr int64_t kMaxRow = int64_t{1} << 21;
 // The block error of a chain of kChain two-word terms per unit of Σ|t| (chain_bound.h).
 constexpr double kChainCoefficient = chain_coefficient(kChain, 2);
 
-// A row's logits: doubles z (zl, zr and cap null), or soft-capped balls z + zl ± zr with the
+// A row's logits: doubles z (capped and cap_grad null), or the soft-capped balls of z with the
 // cap's derivative per logit.
 struct RowLogits {
   const double* z;
-  const double* zl = nullptr;
-  const double* zr = nullptr;
+  const Ball* capped = nullptr;
   const Ball* cap_grad = nullptr;
-  Ball at(int64_t j) const { return zl ? Ball::from_parts(z[j], zl[j], zr[j]) : Ball(z[j]); }
+  Ball at(int64_t j) const { return capped ? capped[j] : Ball(z[j]); }
 };
 
 // One row's outputs, or false where the path declines. eh, el: scratch of n doubles each.
 LMO_FMA_CLONES bool row(const RowLogits& in, int64_t n, int64_t t, double lambda, double* eh,
                         double* el, Ball& loss, Ball& logz, Ball* grad) {
+  // The logits' midpoints' high words (the doubles themselves without a cap).
+  thread_local std::vector<double> hi;
   const double* z = in.z;
+  if (in.capped) {
+    hi.resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      if (!std::isfinite(in.capped[j].rad())) return false;
+      hi[static_cast<size_t>(j)] = in.capped[j].hi();
+    }
+    z = hi.data();
+  }
   double m = z[0];
   for (int64_t j = 0; j < n; ++j) {
-    if (!std::isfinite(z[j]) || (in.zr && !std::isfinite(in.zr[j]))) return false;
+    if (!std::isfinite(z[j])) return false;
     m = std::max(m, z[j]);
   }
   // x_j = z_j − m exactly (2Sum), then every e^(x_j) at once (dd::exp_many: the bits of exp,
@@ -81,9 +90,10 @@ LMO_FMA_CLONES bool row(const RowLogits& in, int64_t n, int64_t t, double lambda
   double delta = 0;
   for (int64_t j = 0; j < n; ++j) {
     dd::DD x = dd::two_sum(z[j], -m);
-    if (in.zl) {
-      x = dd::two_sum(x.hi, x.lo + in.zl[j]);
-      delta = std::max(delta, in.zr[j] + 0x1p-105 * (std::fabs(x.hi) + std::fabs(z[j])));
+    if (in.capped) {
+      const Ball& zc = in.capped[j];
+      x = dd::two_sum(x.hi, x.lo + zc.lo());
+      delta = std::max(delta, zc.rad() + 0x1p-105 * (std::fabs(x.hi) + std::fabs(z[j])));
     }
     if (x.hi < kLowest) return false;
     eh[j] = x.hi;
@@ -138,26 +148,6 @@ LMO_FMA_CLONES bool row(const RowLogits& in, int64_t n, int64_t t, double lambda
   return true;
 }
 
-// z'_j = cap·tanh(z_j/cap) and c_j = 4e/(1 + e)², e = e^(−2|z_j/cap|): softmax.h's softcap (its
-// tanh as ball.h's, (1 − e)/(1 + e) with the sign of z_j) and softcap_grad, on balls.
-void soft_cap(const double* z, int64_t n, double cap, double* zh, double* zl, double* zr,
-              Ball* cap_grad) {
-  thread_local std::vector<Ball> e;
-  e.resize(static_cast<size_t>(n));
-  const Ball c(cap), one(1.0), four(4.0);
-  for (int64_t j = 0; j < n; ++j) e[j] = ldexp(abs(Ball(z[j]) / c), 1) * Ball(-1.0);
-  exp_many(e);
-  for (int64_t j = 0; j < n; ++j) {
-    const Ball one_e = one + e[j];
-    const Ball th = (one - e[j]) / one_e;
-    const Ball zc = c * (std::signbit(z[j]) ? -th : th);
-    zh[j] = zc.hi();
-    zl[j] = zc.lo();
-    zr[j] = zc.rad();
-    cap_grad[j] = (four * e[j]) / (one_e * one_e);
-  }
-}
-
 }  // namespace
 
 std::optional<LossEnclosure> cross_entropy_enclosure(std::span<const double> z,
@@ -185,17 +175,17 @@ std::optional<LossEnclosure> cross_entropy_enclosure(std::span<const double> z,
   std::atomic<bool> declined{false};
   parallel_for(rows, [&](int64_t r) {
     if (declined.load(std::memory_order_relaxed)) return;
-    thread_local std::vector<double> eh, el, zh, zl, zr;
-    thread_local std::vector<Ball> cap_grad;
+    thread_local std::vector<double> eh, el;
+    thread_local std::vector<Ball> capped, cap_grad;
     eh.resize(static_cast<size_t>(n));
     el.resize(static_cast<size_t>(n));
     const size_t i = static_cast<size_t>(r);
     RowLogits in{z.data() + r * n};
     if (cap > 0) {
-      for (auto* v : {&zh, &zl, &zr}) v->resize(static_cast<size_t>(n));
+      capped.resize(static_cast<size_t>(n));
       cap_grad.resize(static_cast<size_t>(n));
-      soft_cap(in.z, n, cap, zh.data(), zl.data(), zr.data(), cap_grad.data());
-      in = {zh.data(), zl.data(), zr.data(), cap_grad.data()};
+      softcap_balls(std::span<const double>(in.z, static_cast<size_t>(n)), cap, capped, cap_grad);
+      in = {in.z, capped.data(), cap_grad.data()};
     }
     if (!row(in, n, target[i], lambda, eh.data(), el.data(), out.loss[i], out.logz[i],
              out.grad.data() + r * n)) {

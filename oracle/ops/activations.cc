@@ -12,6 +12,7 @@
 #include "reference/ball_rounding.h"
 #include "reference/ffn.h"
 #include "reference/parallel.h"
+#include "reference/softcap_balls.h"
 #include "reference/softmax.h"
 
 namespace lmo::oracle {
@@ -62,6 +63,18 @@ std::vector<T> activations(ref::Activation act, const std::vector<T>& x, const s
 }
 
 }  // namespace
+
+std::optional<Outputs<ref::Ball>> ElementwiseOp::enclosure(const InputSet& in) const {
+  if (p_.kind != ElementwiseKind::kSoftcap) return GenericOp<ElementwiseOp>::enclosure(in);
+  const std::vector<double> z = in.values<double>("z");
+  Outputs<ref::Ball> out(1);
+  out[0].values = in_blocks<ref::Ball>(z.size(), [&](size_t i, size_t len) {
+    std::vector<ref::Ball> y(len);
+    ref::softcap_balls(std::span<const double>(z.data() + i, len), p_.cap, y, {});
+    return y;
+  });
+  return out;
+}
 
 template <class T>
 Outputs<T> ElementwiseOp::compute(const InputSet& in) const {

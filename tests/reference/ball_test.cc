@@ -16,6 +16,7 @@
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "reference/erfcx_taylor.h"
+#include "reference/softcap_balls.h"
 #include "tests/support/splitmix.h"
 
 namespace lmo::ref {
@@ -280,6 +281,32 @@ TEST(Ball, ExpManyIsExpElementByElement) {
       EXPECT_EQ(std::bit_cast<uint64_t>(b.hi()), std::bit_cast<uint64_t>(e.hi())) << i;
       EXPECT_EQ(std::bit_cast<uint64_t>(b.lo()), std::bit_cast<uint64_t>(e.lo())) << i;
       EXPECT_EQ(std::bit_cast<uint64_t>(b.rad()), std::bit_cast<uint64_t>(e.rad())) << i;
+    }
+  }
+}
+
+// softcap_balls (reference/softcap_balls.h): every capped value and derivative encloses MPFR's
+// cap·tanh(z/cap) and 1 − tanh²(z/cap) at 333 bits, with radii below 2^-95 of the cap, for 0,
+// tiny, ordinary and saturated logits of either sign; without the derivative asked, the same
+// capped balls.
+TEST(Ball, SoftcapBallsEncloseTanhAndItsDerivative) {
+  Stream s{10};
+  std::vector<double> z = {0.0, -0.0, 1e-300, -3e-9, 29.9, -31.0, 1e4, -7e5};
+  for (int i = 0; i < 2000; ++i) z.push_back(s.in(-120, 120));
+  for (const double cap : {30.0, 5.0}) {
+    std::vector<Ball> capped(z.size()), grad(z.size()), alone(z.size());
+    softcap_balls(z, cap, capped, grad);
+    softcap_balls(z, cap, alone, {});
+    for (size_t j = 0; j < z.size(); ++j) {
+      const wide t = wide(z[j]) / wide(cap), th = tanh(t);
+      // 1 − tanh² as 4e/(1 + e)², e = e^(−2|t|): the printed form cancels to 0 in 333 bits
+      // once |t| passes about 115.
+      const wide e = exp(-2 * abs(t));
+      expect_contains(capped[j], wide(cap) * th, "cap·tanh(z/cap)");
+      expect_contains(grad[j], 4 * e / ((1 + e) * (1 + e)), "1 − tanh²");
+      EXPECT_LT(capped[j].rad(), cap * 0x1p-95) << z[j];
+      EXPECT_EQ(std::bit_cast<uint64_t>(alone[j].hi()), std::bit_cast<uint64_t>(capped[j].hi()));
+      EXPECT_EQ(alone[j].rad(), capped[j].rad());
     }
   }
 }
