@@ -12,6 +12,7 @@
 #include "reference/ball_rounding.h"
 #include "reference/ffn.h"
 #include "reference/parallel.h"
+#include "reference/sigmoid_balls.h"
 #include "reference/softcap_balls.h"
 #include "reference/softmax.h"
 
@@ -65,13 +66,37 @@ std::vector<T> activations(ref::Activation act, const std::vector<T>& x, const s
 }  // namespace
 
 std::optional<Outputs<ref::Ball>> ElementwiseOp::enclosure(const InputSet& in) const {
-  if (p_.kind != ElementwiseKind::kSoftcap) return GenericOp<ElementwiseOp>::enclosure(in);
-  const std::vector<double> z = in.values<double>("z");
   Outputs<ref::Ball> out(1);
-  out[0].values = in_blocks<ref::Ball>(z.size(), [&](size_t i, size_t len) {
-    std::vector<ref::Ball> y(len);
-    ref::softcap_balls(std::span<const double>(z.data() + i, len), p_.cap, y, {});
-    return y;
+  if (p_.kind == ElementwiseKind::kSoftcap) {
+    const std::vector<double> z = in.values<double>("z");
+    out[0].values = in_blocks<ref::Ball>(z.size(), [&](size_t i, size_t len) {
+      std::vector<ref::Ball> y(len);
+      ref::softcap_balls(std::span<const double>(z.data() + i, len), p_.cap, y, {});
+      return y;
+    });
+    return out;
+  }
+  // SiLU x·σ(x) and GELU-tanh x·σ(2u) in their stable forms (activations.h) with the sigmoids
+  // batched (reference/sigmoid_balls.h). Not the literal forms: MPFR evaluates those as printed,
+  // and where they cancel its value strays from the exact one further than a tight ball reaches.
+  const bool sigmoid_form =
+      p_.act == ref::Activation::kSiLU || p_.act == ref::Activation::kGELUTanh;
+  if (!sigmoid_form || p_.literal) return GenericOp<ElementwiseOp>::enclosure(in);
+  const bool gate = p_.kind == ElementwiseKind::kGluGate;
+  const std::vector<ref::Ball> x = in.values<ref::Ball>(gate ? "a" : "x");
+  const std::vector<ref::Ball> b = gate ? in.values<ref::Ball>("b") : std::vector<ref::Ball>{};
+  out[0].values = in_blocks<ref::Ball>(x.size(), [&](size_t i, size_t len) {
+    std::vector<ref::Ball> s(len);
+    for (size_t j = 0; j < len; ++j) {
+      const ref::Ball& v = x[i + j];
+      s[j] = p_.act == ref::Activation::kSiLU ? v : ref::Ball(2.0) * ref::gelu_tanh_inner(v);
+    }
+    ref::sigmoid_balls(s);
+    for (size_t j = 0; j < len; ++j) {
+      s[j] = x[i + j] * s[j];
+      if (gate) s[j] = s[j] * b[i + j];
+    }
+    return s;
   });
   return out;
 }

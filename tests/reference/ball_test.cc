@@ -16,6 +16,7 @@
 #include "reference/dd_exp.h"
 #include "reference/double_double.h"
 #include "reference/erfcx_taylor.h"
+#include "reference/sigmoid_balls.h"
 #include "reference/softcap_balls.h"
 #include "tests/support/splitmix.h"
 
@@ -308,6 +309,29 @@ TEST(Ball, SoftcapBallsEncloseTanhAndItsDerivative) {
       EXPECT_EQ(std::bit_cast<uint64_t>(alone[j].hi()), std::bit_cast<uint64_t>(capped[j].hi()));
       EXPECT_EQ(alone[j].rad(), capped[j].rad());
     }
+  }
+}
+
+// sigmoid_balls (reference/sigmoid_balls.h): every result encloses MPFR's 1/(1 + e^(−s)) at any
+// point of its input ball, on both sides of 0, at 0, and far out where one form would overflow.
+TEST(Ball, SigmoidBallsEncloseTheSigmoidAnywhereInTheirInputs) {
+  Stream s{11};
+  std::vector<Sample> in;
+  for (const double v : {0.0, -0.0, 1e-300, -2e-9, 700.0, -700.0, 745.0, -745.0}) {
+    in.push_back({Ball(v), wide(v)});
+  }
+  for (int i = 0; i < 4000; ++i) {
+    const double rr = i % 3 == 0 ? 0 : std::ldexp(1.0, -30 - static_cast<int>(s.next() % 60));
+    in.push_back(sample(s, -60, 60, rr));
+  }
+  std::vector<Ball> y;
+  for (const Sample& x : in) y.push_back(x.ball);
+  sigmoid_balls(y);
+  for (size_t j = 0; j < in.size(); ++j) {
+    expect_contains(y[j], 1 / (1 + exp(-in[j].point)), "sigmoid");
+    // Narrow: the propagated input radius (σ' ≤ 1/4, the exponential's bound 1.65·r) and 2^-90.
+    EXPECT_LE(y[j].rad(), std::fabs(y[j].hi()) * 0x1p-90 + 2 * in[j].ball.rad() + 0x1p-1000)
+        << in[j].ball.hi();
   }
 }
 
