@@ -180,6 +180,9 @@ Ball log1p(const Ball& x);
 Ball tanh(const Ball& x);
 Ball erf(const Ball& x);
 Ball erfc(const Ball& x);
+// erfc of every element in place: the same balls as erfc one at a time, the exponentials e^(−x²)
+// taken together (exp_many).
+void erfc_many(std::span<Ball> x);
 Ball sin(const Ball& x);
 Ball cos(const Ball& x);
 // Both of one argument: one reduction and the two series that sin and cos each compute anyway

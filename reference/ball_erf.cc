@@ -4,6 +4,8 @@
 #include <boost/multiprecision/mpfr.hpp>
 #include <cmath>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "reference/ball.h"
 #include "reference/ball_detail.h"
@@ -59,13 +61,21 @@ struct AtMidpoint {
   Ball value, gauss;
 };
 
+// |x|'s midpoint as an exact ball: a, the argument erf_of_nonnegative takes.
+Ball magnitude_of_midpoint(const Ball& x) {
+  return Ball::from_parts(std::fabs(x.hi()), std::signbit(x.hi()) ? -x.lo() : x.lo(), 0);
+}
+
+// The exponent −a² of e^(−a²) (erfc_many takes the exponentials of many at once).
+Ball minus_square(const Ball& a) { return -(a * a); }
+
+// gauss: e^(−a²) when the caller has it (erfc_many), else computed here.
 template <bool kErf>
-std::optional<AtMidpoint> erf_of_nonnegative(const Ball& a) {
+std::optional<AtMidpoint> erf_of_nonnegative(const Ball& a, const Ball* known_gauss) {
   if (a.hi() == 0) return AtMidpoint{Ball(kErf ? 0.0 : 1.0), Ball(1.0)};
-  const Ball a2 = a * a;
-  const Ball gauss = exp(-a2);
+  const Ball gauss = known_gauss ? *known_gauss : exp(minus_square(a));
   if (kErf && a.hi() < kErfSeries) {
-    const Ball two_a2 = ldexp(a2, 1);
+    const Ball two_a2 = ldexp(a * a, 1);
     const double q_top = two_a2.upper();
     Ball term = a, sum = a;
     for (int n = 0;; ++n) {
@@ -98,14 +108,14 @@ double lipschitz_from(const Ball& x, const Ball& gauss) {
 // erf and erfc of x's midpoint by erf_of_nonnegative (erf is odd, erfc(−a) = 2 − erfc(a)),
 // widened by the Lipschitz bound over x's ball; MPFR where that does not apply.
 template <bool kErf>
-Ball erf_or_erfc(const Ball& x) {
+Ball erf_or_erfc(const Ball& x, const Ball* known_gauss = nullptr) {
   const auto mpfr = [](const mp& v) {
     return kErf ? mp(boost::multiprecision::erf(v)) : mp(boost::multiprecision::erfc(v));
   };
   if (!finite(x) || !(std::fabs(x.hi()) <= kErfcxMax)) return via_mp(x, mpfr, erf_lipschitz(x));
   const bool neg = std::signbit(x.hi());
-  const Ball a = Ball::from_parts(std::fabs(x.hi()), neg ? -x.lo() : x.lo(), 0);
-  const std::optional<AtMidpoint> p = erf_of_nonnegative<kErf>(a);
+  const Ball a = magnitude_of_midpoint(x);
+  const std::optional<AtMidpoint> p = erf_of_nonnegative<kErf>(a, known_gauss);
   if (!p) return via_mp(x, mpfr, erf_lipschitz(x));
   Ball r;
   if (kErf) {
@@ -121,5 +131,24 @@ Ball erf_or_erfc(const Ball& x) {
 
 Ball erf(const Ball& x) { return erf_or_erfc<true>(x); }
 Ball erfc(const Ball& x) { return erf_or_erfc<false>(x); }
+
+void erfc_many(std::span<Ball> x) {
+  // The arguments erf_or_erfc takes through its table (finite, 0 < |x| ≤ kErfcxMax): their
+  // e^(−a²) together, then each finished as erfc does; the others one at a time.
+  thread_local std::vector<Ball> gauss;
+  thread_local std::vector<size_t> at;
+  gauss.clear();
+  at.clear();
+  for (size_t j = 0; j < x.size(); ++j) {
+    if (finite(x[j]) && x[j].hi() != 0 && std::fabs(x[j].hi()) <= kErfcxMax) {
+      gauss.push_back(minus_square(magnitude_of_midpoint(x[j])));
+      at.push_back(j);
+    } else {
+      x[j] = erfc(x[j]);
+    }
+  }
+  exp_many(gauss);
+  for (size_t k = 0; k < at.size(); ++k) x[at[k]] = erf_or_erfc<false>(x[at[k]], &gauss[k]);
+}
 
 }  // namespace lmo::ref

@@ -76,24 +76,32 @@ std::optional<Outputs<ref::Ball>> ElementwiseOp::enclosure(const InputSet& in) c
     });
     return out;
   }
-  // SiLU x·σ(x) and GELU-tanh x·σ(2u) in their stable forms (activations.h) with the sigmoids
-  // batched (reference/sigmoid_balls.h). Not the literal forms: MPFR evaluates those as printed,
-  // and where they cancel its value strays from the exact one further than a tight ball reaches.
-  const bool sigmoid_form =
-      p_.act == ref::Activation::kSiLU || p_.act == ref::Activation::kGELUTanh;
-  if (!sigmoid_form || p_.literal) return GenericOp<ElementwiseOp>::enclosure(in);
+  // SiLU x·σ(x), GELU-tanh x·σ(2u) and GELU (x/2)·erfc(−x/√2) in their stable forms
+  // (activations.h), the sigmoids or erfc batched (reference/sigmoid_balls.h, ball.h's
+  // erfc_many). Not the literal forms: MPFR evaluates those as printed, and where they cancel
+  // its value strays from the exact one further than a tight ball reaches.
+  const ref::Activation act = p_.act;
+  if (act == ref::Activation::kReLU || p_.literal) return GenericOp<ElementwiseOp>::enclosure(in);
   const bool gate = p_.kind == ElementwiseKind::kGluGate;
   const std::vector<ref::Ball> x = in.values<ref::Ball>(gate ? "a" : "x");
   const std::vector<ref::Ball> b = gate ? in.values<ref::Ball>("b") : std::vector<ref::Ball>{};
+  static const ref::Ball sqrt2 = ref::from_mp<ref::Ball>(sqrt(ref::mp(2)));  // as gelu's
   out[0].values = in_blocks<ref::Ball>(x.size(), [&](size_t i, size_t len) {
     std::vector<ref::Ball> s(len);
     for (size_t j = 0; j < len; ++j) {
       const ref::Ball& v = x[i + j];
-      s[j] = p_.act == ref::Activation::kSiLU ? v : ref::Ball(2.0) * ref::gelu_tanh_inner(v);
+      s[j] = act == ref::Activation::kSiLU       ? v
+             : act == ref::Activation::kGELUTanh ? ref::Ball(2.0) * ref::gelu_tanh_inner(v)
+                                                 : -(v / sqrt2);
     }
-    ref::sigmoid_balls(s);
+    if (act == ref::Activation::kGELU) {
+      ref::erfc_many(s);
+    } else {
+      ref::sigmoid_balls(s);
+    }
     for (size_t j = 0; j < len; ++j) {
-      s[j] = x[i + j] * s[j];
+      const ref::Ball& v = x[i + j];
+      s[j] = (act == ref::Activation::kGELU ? v / ref::Ball(2.0) : v) * s[j];
       if (gate) s[j] = s[j] * b[i + j];
     }
     return s;

@@ -53,8 +53,9 @@ class ElementwiseOp : public GenericOp<ElementwiseOp> {
   std::map<std::string, std::string> implied_points() const override;
   template <class T>
   Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
-  // softcap, and the stable SiLU and GELU-tanh (gates too): all elements' exponentials at once
-  // (reference/softcap_balls.h, reference/sigmoid_balls.h); the others the formula on balls.
+  // softcap, and the stable GELU, GELU-tanh and SiLU (gates too): all elements' exponentials at
+  // once (reference/softcap_balls.h, sigmoid_balls.h, ball.h's erfc_many); ReLU and the literal
+  // forms the formula on balls.
   std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
 
  private:

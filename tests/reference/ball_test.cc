@@ -335,6 +335,30 @@ TEST(Ball, SigmoidBallsEncloseTheSigmoidAnywhereInTheirInputs) {
   }
 }
 
+// erfc_many gives, element for element, the very ball erfc gives: balls with and without radius
+// on both sides of 0, 0 itself, past the table's 26.5 and non-finite values.
+TEST(Ball, ErfcManyIsErfcElementByElement) {
+  Stream s{12};
+  std::vector<Ball> x = {Ball(0.0),
+                         Ball(-0.0),
+                         Ball(27.0),
+                         Ball(-30.0),
+                         Ball(std::numeric_limits<double>::infinity()),
+                         Ball(1e-300)};
+  for (int i = 0; i < 3000; ++i) {
+    const double rr = i % 3 == 0 ? 0 : std::ldexp(1.0, -30 - static_cast<int>(s.next() % 60));
+    x.push_back(sample(s, -8, 8, rr).ball);
+  }
+  std::vector<Ball> y = x;
+  erfc_many(y);
+  for (size_t j = 0; j < x.size(); ++j) {
+    const Ball e = erfc(x[j]);
+    EXPECT_EQ(std::bit_cast<uint64_t>(y[j].hi()), std::bit_cast<uint64_t>(e.hi())) << j;
+    EXPECT_EQ(std::bit_cast<uint64_t>(y[j].lo()), std::bit_cast<uint64_t>(e.lo())) << j;
+    EXPECT_EQ(std::bit_cast<uint64_t>(y[j].rad()), std::bit_cast<uint64_t>(e.rad())) << j;
+  }
+}
+
 // erfcx's Taylor table (erfcx_taylor.cc) at both ends of every point's interval, where the
 // truncation bound is largest, and at the point, with a low word: each ball encloses MPFR's
 // e^(a²)·erfc(a) at 333 bits and stays within 2^-100 of it. The grid's four steps and the
