@@ -136,41 +136,38 @@ TEST(Certified, UndecidedRowsOfAnOpWithIndependentRowsAreRecomputed) {
   EXPECT_GT(after.undecided_elements - before.undecided_elements, 10);
 }
 
-// f32 arguments whose exact SiLU lies within 2^-70 (relative) of a midpoint between two
-// doubles, found with mpmath at 200 bits (tests/data/certified_near_midpoints.py). The balls
-// (radius ~2^-98) decide them, and must decide them the way MPFR rounds.
-TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
-  const std::vector<double> near = {
-#include "tests/data/certified_silu_near_midpoints.inc"
-  };
+// An activation's f32 arguments x, all of them near a rounding boundary: the certified path must
+// decide each the way MPFR rounds it, without falling back (2^-70 is far outside the balls'
+// radius of about 2^-98).
+void expect_decided_as_mpfr(const char* op, int seed, const std::vector<double>& near) {
   ASSERT_FALSE(near.empty());
-  const json j = {{"id", "adversarial/silu-near-midpoints"},
-                  {"op", "silu"},
-                  {"seed", 92},
+  const json j = {{"id", std::string("adversarial/") + op + "-near-midpoints"},
+                  {"op", op},
+                  {"seed", seed},
                   {"formats", {"f32"}},
                   {"params", {{"n", static_cast<int64_t>(near.size())}}}};
   const Built b = build(j, "x", [&](int64_t i, double) { return near[static_cast<size_t>(i)]; });
   const Comparison c = compare_paths(b);
-  EXPECT_FALSE(c.fell_back) << "2^-70 is far outside a double-double radius";
-  EXPECT_EQ(c.differing, 0);
+  EXPECT_FALSE(c.fell_back) << op;
+  EXPECT_EQ(c.differing, 0) << op;
+}
+
+// f32 arguments whose exact SiLU lies within 2^-70 (relative) of a midpoint between two
+// doubles, found with mpmath at 200 bits (tests/data/certified_near_midpoints.py).
+TEST(Certified, OutputsNearADoubleMidpointAreDecidedAsMpfrRoundsThem) {
+  expect_decided_as_mpfr("silu", 92,
+                         {
+#include "tests/data/certified_silu_near_midpoints.inc"
+                         });
 }
 
 // The same for exact GELU, x/2·erfc(−x/√2), on both sides of 0: erfc from erfcx's Taylor table
 // (reference/erfcx_taylor.cc) near 2 and in its tail, found the same way.
 TEST(Certified, GeluNearADoubleMidpointIsDecidedAsMpfrRoundsIt) {
-  const std::vector<double> near = {
+  expect_decided_as_mpfr("gelu", 93,
+                         {
 #include "tests/data/certified_gelu_near_midpoints.inc"
-  };
-  ASSERT_EQ(near.size(), 12u);
-  const json j = {{"id", "adversarial/gelu-near-midpoints"},
-                  {"op", "gelu"},
-                  {"seed", 93},
-                  {"formats", {"f32"}},
-                  {"params", {{"n", static_cast<int64_t>(near.size())}}}};
-  const Built b = build(j, "x", [&](int64_t i, double) { return near[static_cast<size_t>(i)]; });
-  const Comparison c = compare_paths(b);
-  EXPECT_FALSE(c.fell_back) << "2^-70 is far outside the balls' radius";
-  EXPECT_EQ(c.differing, 0);
+                         });
 }
 
 // The same boundary outputs with every radius narrowed to 0: the certified path now claims the
