@@ -61,6 +61,21 @@ Ball around_mpfr(const mp& y, double spread) {
   return Ball::from_parts(b.hi(), b.lo(), up(b.rad() + std::fabs(b.hi()) * 0x1p-160 + spread));
 }
 
+Ball horner(std::span<const Ball> c, const Ball& x) {
+  const dd::DD xm = x.mid();
+  const double xa = std::fabs(xm.hi) * (1 + 0x1p-50), xr = x.rad();
+  dd::DD v = c.back().mid();
+  double e = c.back().rad();
+  for (size_t k = c.size() - 1; k-- > 0;) {
+    const double va = std::fabs(v.hi) * (1 + 0x1p-50);
+    const dd::DD p = dd::mul(xm, v);
+    v = dd::add(c[k].mid(), p);
+    e = up(xa * e + va * xr + xr * e + c[k].rad() +
+           (dd::kMulErr * std::fabs(p.hi) + dd::kAddErr * std::fabs(v.hi)) * (1 + 0x1p-50));
+  }
+  return checked(v, e);
+}
+
 }  // namespace ball_detail
 
 uint64_t ball_undecided() { return g_undecided.load(std::memory_order_relaxed); }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <span>
 
 #include "reference/ball.h"
 
@@ -29,5 +30,13 @@ Ball via_mp(const Ball& x, F f, double lipschitz) {
   }
   return around_mpfr(f(to_mp(x)), lipschitz * (x.rad() + std::fabs(x.hi()) * 0x1p-160));
 }
+
+// Σ_k c_k·x^k by Horner, v ← c_k + x·v, in double-double with the running bound e ≥ |v̂ − v|
+// that the ball operations would carry (ball.h), without their special cases: the product adds
+// |x̂|·e + |v̂|·r + r·e (r the radius of x) and kMulErr·|x̂·v̂|, the sum rad(c_k) and
+// kAddErr·|sum|; the factor 1 + 2^-50 covers |y| ≤ |y.hi|·(1 + 2^-52), up() the roundings and
+// the absolute 2^-1070 a product near underflow loses. For the short series of ball_trig.cc and
+// erfcx_taylor.cc: finite coefficients and |x| < 1 (a non-finite result is undecided).
+Ball horner(std::span<const Ball> c, const Ball& x);
 
 }  // namespace lmo::ref::ball_detail

@@ -65,26 +65,11 @@ const TrigConstants& trig() {
   return c;
 }
 
-// Σ_k c_k·h2^k by Horner, widened by the first omitted term's bound. In double-double with the
-// running bound e ≥ |v̂ − v| that the ball operations would carry (ball.h), without their
-// special cases (every value here is finite and at most 1): the product adds |ĥ2|·e + |v̂|·r +
-// r·e (r the radius of h2) and kMulErr·|ĥ2·v̂|, the sum rad(c_k) and kAddErr·|sum|; the factor
-// 1 + 2^-50 covers |x| ≤ |x.hi|·(1 + 2^-52), up() the roundings and the absolute 2^-1070 a
-// product near underflow loses.
+// Σ_k c_k·h2^k by Horner in double-double (ball_detail.h), widened by the first omitted term's
+// bound.
 Ball short_series(const std::array<Ball, kTerms>& c, const Ball& h2, double tail) {
-  const dd::DD x = h2.mid();
-  const double xa = std::fabs(x.hi) * (1 + 0x1p-50), xr = h2.rad();
-  dd::DD v = c[kTerms - 1].mid();
-  double e = c[kTerms - 1].rad();
-  for (int k = kTerms - 2; k >= 0; --k) {
-    const Ball& ck = c[static_cast<size_t>(k)];
-    const double va = std::fabs(v.hi) * (1 + 0x1p-50);
-    const dd::DD p = dd::mul(x, v);
-    v = dd::add(ck.mid(), p);
-    e = up(xa * e + va * xr + xr * e + ck.rad() +
-           (dd::kMulErr * std::fabs(p.hi) + dd::kAddErr * std::fabs(v.hi)) * (1 + 0x1p-50));
-  }
-  return Ball::from_parts(v.hi, v.lo, up(e + tail));
+  const Ball v = horner(c, h2);
+  return Ball::from_parts(v.hi(), v.lo(), up(v.rad() + tail));
 }
 
 // sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).

@@ -38,6 +38,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "reference/ball_detail.h"
+
 namespace lmo::ref {
 namespace {
 
@@ -167,22 +169,12 @@ Ball erfcx_ball(const dd::DD& a) {
   const dd::DD hd = dd::two_sum(a.hi - (seg.start + i * seg.step), a.lo);
   // |h| rounded up; |h| ≤ step/2 + 2^-48, inside the remainder's interval.
   const double ah = up(std::fabs(hd.hi) + std::fabs(hd.lo));
-  // Horner, v ← c_n + h·v, in double-double with the running bound e ≥ |v̂ − v| the ball
-  // operations would carry (ball.h), without their special cases (every value here is finite
-  // and far from underflow): the product adds |h|·e and kMulErr·|h·v̂|, the sum rad(c_n) and
-  // kAddErr·|sum|; the factor 1 + 2^-50 covers |x| ≤ |x.hi|·(1 + 2^-52), up() the roundings.
-  dd::DD v = pt.c[kTerms - 1].mid();
-  double e = pt.c[kTerms - 1].rad();
-  for (int n = kTerms - 2; n >= 0; --n) {
-    const Ball& c = pt.c[static_cast<size_t>(n)];
-    const dd::DD p = dd::mul(v, hd);
-    v = dd::add(c.mid(), p);
-    e = up(ah * e + c.rad() +
-           (dd::kMulErr * std::fabs(p.hi) + dd::kAddErr * std::fabs(v.hi)) * (1 + 0x1p-50));
-  }
+  // The polynomial by Horner in double-double with one running bound (ball_detail.h).
+  const Ball v = ball_detail::horner(pt.c, Ball::from_parts(hd.hi, hd.lo, 0));
   const double h2 = up(ah * ah), h4 = up(h2 * h2), h8 = up(h4 * h4);
   const double h15 = up(up(h8 * h4) * up(h2 * ah));
-  return Ball::from_parts(v.hi, v.lo, up(e + up(pt.rem * h15)));
+  if (!std::isfinite(v.rad())) return v;
+  return Ball::from_parts(v.hi(), v.lo(), up(v.rad() + up(pt.rem * h15)));
 }
 
 }  // namespace lmo::ref
