@@ -16,13 +16,14 @@ namespace {
 
 using namespace ball_detail;  // the helpers ball.cc, ball_erf.cc and ball_trig.cc share
 
+constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π = 1.12837…, the largest |erf'|
+
 // |erf'(t)| = |erfc'(t)| = 2/√π·e^(−t²), largest over the ball at its point m nearest 0. Away
 // from 0 this is far below the global 2/√π: erfc(t) ≈ e^(−t²)/(t√π) is tiny for large t, and with
 // the global constant the radius of GELU's erfc(−x/√2) at x ≪ 0 dwarfed the value, so every such
 // element fell back to MPFR. e^(−m²) is bounded above by the ball exp (its written bound) of a
 // value at or below −m².
 double erf_lipschitz(const Ball& x) {
-  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π = 1.12837…
   if (!finite(x) || x.exact()) return kTwoOverRootPi;
   const double lo = x.lower(), hi = x.upper();
   if (lo <= 0 && hi >= 0) return kTwoOverRootPi;
@@ -100,7 +101,6 @@ std::optional<AtMidpoint> erf_of_nonnegative(const Ball& a, const Ball* known_ga
 double lipschitz_from(const Ball& x, const Ball& gauss) {
   const double a = std::fabs(x.hi()), r = x.rad();
   if (!(a > 2 * r && 2 * a * r <= 0x1p-10 && finite(gauss))) return erf_lipschitz(x);
-  constexpr double kTwoOverRootPi = 1.1284;  // > 2/√π
   const double e = std::max(gauss.upper(), 0x1p-1074);
   return std::min(kTwoOverRootPi, up(up(kTwoOverRootPi * e) * up(1 + 2.01 * a * r)));
 }
