@@ -11,6 +11,7 @@
 
 #include "reference/ball_detail.h"
 #include "reference/dd_exp.h"
+#include "reference/fma_clones.h"
 
 namespace lmo::ref {
 namespace {
@@ -61,19 +62,13 @@ Ball around_mpfr(const mp& y, double spread) {
   return Ball::from_parts(b.hi(), b.lo(), up(b.rad() + std::fabs(b.hi()) * 0x1p-160 + spread));
 }
 
-Ball horner(std::span<const Ball> c, const Ball& x) {
-  const dd::DD xm = x.mid();
-  const double xa = std::fabs(xm.hi) * (1 + 0x1p-50), xr = x.rad();
-  dd::DD v = c.back().mid();
-  double e = c.back().rad();
-  for (size_t k = c.size() - 1; k-- > 0;) {
-    const double va = std::fabs(v.hi) * (1 + 0x1p-50);
-    const dd::DD p = dd::mul(xm, v);
-    v = dd::add(c[k].mid(), p);
-    e = up(xa * e + va * xr + xr * e + c[k].rad() +
-           (dd::kMulErr * std::fabs(p.hi) + dd::kAddErr * std::fabs(v.hi)) * (1 + 0x1p-50));
-  }
-  return checked(v, e);
+Ball checked_run(Run r) { return checked(r.v, r.e); }
+
+LMO_FMA_CLONES Ball horner(std::span<const Ball> c, const Ball& x) {
+  const Run xr = run_of(x);
+  Run v = run_of(c.back());
+  for (size_t k = c.size() - 1; k-- > 0;) v = run_of(c[k]) + xr * v;
+  return checked_run(v);
 }
 
 }  // namespace ball_detail
@@ -114,14 +109,14 @@ double Ball::upper() const {
 
 mp to_mp(const Ball& x) { return static_cast<mp>(x); }
 
-Ball operator+(const Ball& a, const Ball& b) {
+LMO_FMA_CLONES Ball operator+(const Ball& a, const Ball& b) {
   if (!finite(a) || !finite(b)) return nonfinite(a.hi() + b.hi(), a, b, false);
   if (a.is_double() && b.is_double()) return checked(dd::two_sum(a.hi(), b.hi()), 0);
   const dd::DD s = dd::add(a.mid(), b.mid());
   return checked(s, up(a.rad() + b.rad() + dd::kAddErr * std::fabs(s.hi)));
 }
 
-Ball operator*(const Ball& a, const Ball& b) {
+LMO_FMA_CLONES Ball operator*(const Ball& a, const Ball& b) {
   if (!finite(a) || !finite(b)) return nonfinite(a.hi() * b.hi(), a, b, true);
   const bool a_zero = a.exact() && a.hi() == 0, b_zero = b.exact() && b.hi() == 0;
   if (a_zero || b_zero) {
@@ -140,7 +135,7 @@ Ball operator*(const Ball& a, const Ball& b) {
   return checked(p, up(first + a.rad() * b.rad() + dd::kMulErr * std::fabs(p.hi)));
 }
 
-Ball operator/(const Ball& a, const Ball& b) {
+LMO_FMA_CLONES Ball operator/(const Ball& a, const Ball& b) {
   if (!finite(a) || !finite(b)) {
     if (!finite(b) && finite(a)) {
       // finite / ±inf = ±0: exact when b is and a's sign is known.

@@ -20,6 +20,7 @@
 #include "reference/ball.h"
 #include "reference/ball_detail.h"
 #include "reference/double_double.h"
+#include "reference/fma_clones.h"
 #include "reference/split_constant.h"
 
 namespace lmo::ref {
@@ -32,11 +33,11 @@ constexpr int kTable = 51;  // j = −kTable … kTable
 
 struct TrigConstants {
   double two_over_pi = 0, p1 = 0, p2 = 0;
-  Ball rest;
+  Run rest;
   // (−1)^k/(2k+1)! and (−1)^k/(2k)!, k < kTerms, as enclosures of the exact rationals.
-  std::array<Ball, kTerms> sin_c, cos_c;
+  std::array<Run, kTerms> sin_c, cos_c;
   // sin(j/64) and cos(j/64) at index j + kTable.
-  std::array<Ball, 2 * kTable + 1> s, c;
+  std::array<Run, 2 * kTable + 1> s, c;
 };
 
 const TrigConstants& trig() {
@@ -46,55 +47,58 @@ const TrigConstants& trig() {
     t.two_over_pi = static_cast<double>(mp(1 / half_pi));
     t.p1 = cut_to_32_bits(static_cast<double>(half_pi));
     t.p2 = cut_to_32_bits(static_cast<double>(mp(half_pi - t.p1)));
-    t.rest = around_mpfr(half_pi - t.p1 - t.p2, 0);
+    t.rest = run_of(around_mpfr(half_pi - t.p1 - t.p2, 0));
     mp even = 1;  // (2k)!
     for (int k = 0; k < kTerms; ++k) {
       if (k > 0) even *= mp(2 * k - 1) * (2 * k);
       const mp odd = even * (2 * k + 1);  // (2k+1)!
       const mp sign = k % 2 ? -1 : 1;
-      t.cos_c[static_cast<size_t>(k)] = around_mpfr(sign / even, 0);
-      t.sin_c[static_cast<size_t>(k)] = around_mpfr(sign / odd, 0);
+      t.cos_c[static_cast<size_t>(k)] = run_of(around_mpfr(sign / even, 0));
+      t.sin_c[static_cast<size_t>(k)] = run_of(around_mpfr(sign / odd, 0));
     }
     for (int j = -kTable; j <= kTable; ++j) {
       const mp y = mp(j) / 64;  // exact
-      t.s[static_cast<size_t>(j + kTable)] = around_mpfr(boost::multiprecision::sin(y), 0);
-      t.c[static_cast<size_t>(j + kTable)] = around_mpfr(boost::multiprecision::cos(y), 0);
+      t.s[static_cast<size_t>(j + kTable)] = run_of(around_mpfr(boost::multiprecision::sin(y), 0));
+      t.c[static_cast<size_t>(j + kTable)] = run_of(around_mpfr(boost::multiprecision::cos(y), 0));
     }
     return t;
   }();
   return c;
 }
 
-// Σ_k c_k·h2^k by Horner in double-double (ball_detail.h), widened by the first omitted term's
-// bound.
-Ball short_series(const std::array<Ball, kTerms>& c, const Ball& h2, double tail) {
-  const Ball v = horner(c, h2);
-  return Ball::from_parts(v.hi(), v.lo(), up(v.rad() + tail));
+// Σ_k c_k·h2^k by Horner on runs, widened by the first omitted term's bound.
+[[gnu::always_inline]] inline Run short_series(const std::array<Run, kTerms>& c, Run h2,
+                                               double tail) {
+  Run v = c.back();
+  for (size_t k = c.size() - 1; k-- > 0;) v = c[k] + h2 * v;
+  v.e = up(v.e + tail);
+  return v;
 }
 
-// sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact).
-BallSinCos sin_and_cos(const Ball& x) {
+// sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact), all on runs
+// (ball_detail.h): one running bound from the argument's radius to the result, each operation
+// adding its rounding as the ball operations would.
+LMO_FMA_CLONES BallSinCos sin_and_cos(const Ball& x) {
   const TrigConstants& t = trig();
   const double kd = std::nearbyint(x.hi() * t.two_over_pi);
-  const Ball k(kd);
-  const Ball r = ((x - k * Ball(t.p1)) - k * Ball(t.p2)) - k * t.rest;
-  const double r_max = std::max(std::fabs(r.lower()), std::fabs(r.upper()));
-  if (!(r_max < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
-  const int j = static_cast<int>(std::nearbyint(r.hi() * 64));
-  const Ball h = r - Ball(j / 64.0);
-  const double h_max = std::max(std::fabs(h.lower()), std::fabs(h.upper()));
+  const Run k{{kd, 0}, 0};
+  const Run r = ((run_of(x) - Run{{kd * t.p1, 0}, 0}) - Run{{kd * t.p2, 0}, 0}) - k * t.rest;
+  if (!(run_max(r) < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
+  const int j = static_cast<int>(std::nearbyint(r.v.hi * 64));
+  const Run h = r - Run{{j / 64.0, 0}, 0};  // j/64 exact
+  const double h_max = run_max(h);
   // |h|^12/12! and |h|^13/13! rounded up (12! = 479001600; up() covers the roundings).
   const double h4 = up(up(h_max * h_max) * up(h_max * h_max));
   const double h12 = up(up(h4 * h4) * h4);
   const double tail_c = up(h12 / 479001600.0), tail_s = up(up(h12 * h_max) / 6227020800.0);
-  const Ball h2 = h * h;
-  const Ball ch = short_series(t.cos_c, h2, tail_c);
-  const Ball sh0 = h * short_series(t.sin_c, h2, 0);
-  const Ball sh = Ball::from_parts(sh0.hi(), sh0.lo(), up(sh0.rad() + tail_s));
-  const Ball& sj = t.s[static_cast<size_t>(j + kTable)];
-  const Ball& cj = t.c[static_cast<size_t>(j + kTable)];
-  const Ball sb = j == 0 ? sh : sj * ch + cj * sh;
-  const Ball cb = j == 0 ? ch : cj * ch - sj * sh;
+  const Run h2 = h * h;
+  const Run ch = short_series(t.cos_c, h2, tail_c);
+  Run sh = h * short_series(t.sin_c, h2, 0);
+  sh.e = up(sh.e + tail_s);
+  const Run& sj = t.s[static_cast<size_t>(j + kTable)];
+  const Run& cj = t.c[static_cast<size_t>(j + kTable)];
+  const Ball sb = checked_run(j == 0 ? sh : sj * ch + cj * sh);
+  const Ball cb = checked_run(j == 0 ? ch : cj * ch - sj * sh);
   // x = k·π/2 + r: quadrant q = k mod 4.
   switch (static_cast<int>(static_cast<long long>(kd) & 3)) {
     case 0:
