@@ -71,7 +71,6 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
   const std::vector<double> gamma = bf16_uniform(o.seed, "fp8.gamma", d, 0.5, 1.5);
   const std::vector<double> a = bf16_uniform(o.seed, "fp8.a", d, -4, 4);
   const std::vector<double> bu = bf16_uniform(o.seed, "fp8.b", d, -1, 1);
-  const std::vector<mp> a_mp = as<mp>(a);
   const std::vector<float> x_f = as<float>(x), a_f = as<float>(a);
   const double eps = 0x1p-17;
   std::vector<int> exps;
@@ -93,10 +92,16 @@ DriftResult fp8_activations(const DriftOptions& o, const DriftProgress& progress
         });
         y = ref::rmsnorm<float>(x_f, g_f, static_cast<float>(eps));
       } else {
+        exact = exact_values([&]<class T>() {
+          std::vector<T> out;
+          for (size_t i = 0; i < a.size(); ++i) {
+            out.push_back(ref::silu(ref::from_mp<T>(mp(a[i]))) *
+                          ref::from_mp<T>(mp(std::ldexp(bu[i], e))));
+          }
+          return out;
+        });
         for (size_t i = 0; i < exact.size(); ++i) {
-          const double bv = std::ldexp(bu[i], e);
-          exact[i] = ref::silu(a_mp[i]) * mp(bv);
-          y[i] = ref::silu(a_f[i]) * static_cast<float>(bv);
+          y[i] = ref::silu(a_f[i]) * static_cast<float>(std::ldexp(bu[i], e));
         }
       }
       DriftAccumulator e4s(Format::e4m3), e4u(Format::e4m3), e5s(Format::e5m2), e5u(Format::e5m2),

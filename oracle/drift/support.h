@@ -59,6 +59,25 @@ std::vector<mp> exact_values(F&& f) {
   return f.template operator()<mp>();
 }
 
+// exact_values for a formula of one argument, decided element by element: f.template
+// operator()<T>(x) on balls, and in mp only for the elements whose ball is not tight (a GELU
+// far in its tail underflows double's range, where mp does not).
+template <class X, class F>
+std::vector<mp> exact_each(std::span<const X> xs, F&& f) {
+  std::vector<mp> out;
+  out.reserve(xs.size());
+  for (const X& x : xs) {
+    const uint64_t before = ref::ball_undecided();
+    const ref::Ball b = f.template operator()<ref::Ball>(x);
+    if (ref::ball_undecided() == before && b.rad() <= std::fabs(b.hi()) * 0x1p-60) {
+      out.push_back(ref::to_mp(b));
+    } else {
+      out.push_back(f.template operator()<mp>(x));
+    }
+  }
+  return out;
+}
+
 // Adds got[i] against exact[i] for every i (same lengths).
 template <class T>
 void add_all(DriftAccumulator& acc, std::span<const mp> exact, const std::vector<T>& got) {
