@@ -8,11 +8,13 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "reference/linalg.h"
 #include "reference/numeric.h"
 #include "reference/parallel.h"
+#include "reference/sinusoidal_balls.h"
 
 namespace lmo::ref {
 
@@ -31,6 +33,10 @@ std::vector<T> sinusoidal_divisors(int64_t d, const T& base = T(10000)) {
   if (d <= 0 || d % 2 != 0) {
     throw std::invalid_argument("sinusoidal_pe: d must be positive and even, got " +
                                 std::to_string(d));
+  }
+  if constexpr (std::is_same_v<T, Ball>) {
+    // Exact powers: two MPFR pows and ball products instead of d/2 pows (sinusoidal_balls.h).
+    if (std::vector<Ball> balls = sinusoidal_divisor_balls(d, base); !balls.empty()) return balls;
   }
   std::vector<T> div(static_cast<size_t>(d / 2));
   for (int64_t i = 0; i < d / 2; ++i) {

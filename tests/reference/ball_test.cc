@@ -17,6 +17,7 @@
 #include "reference/double_double.h"
 #include "reference/erfcx_taylor.h"
 #include "reference/sigmoid_balls.h"
+#include "reference/sinusoidal_balls.h"
 #include "reference/softcap_balls.h"
 #include "tests/support/splitmix.h"
 
@@ -310,6 +311,28 @@ TEST(Ball, SoftcapBallsEncloseTanhAndItsDerivative) {
       EXPECT_EQ(alone[j].rad(), capped[j].rad());
     }
   }
+}
+
+// sinusoidal_divisor_balls (reference/sinusoidal_balls.h): every divisor encloses MPFR's
+// base^(2i/d) at 333 bits and stays within 2^-92 of it, for widths whose exponents 2i/d are and
+// are not exact in binary, one- and many-block chains, and bases above and below 1; a base that is
+// not an exact positive double is declined.
+TEST(Ball, SinusoidalDivisorsEncloseEveryPower) {
+  for (const int64_t d : {2, 6, 64, 512, 768, 4096}) {
+    for (const double base : {10000.0, 500000.0, 1e6, 2.5, 0.75}) {
+      const std::vector<Ball> div = sinusoidal_divisor_balls(d, Ball(base));
+      ASSERT_EQ(div.size(), static_cast<size_t>(d / 2));
+      for (int64_t i = 0; i < d / 2; ++i) {
+        const wide want = pow(wide(base), wide(2 * i) / wide(d));
+        const Ball& b = div[static_cast<size_t>(i)];
+        expect_contains(b, want, "base^(2i/d)");
+        EXPECT_LE(b.rad(), b.hi() * 0x1p-92) << "d " << d << ", base " << base << ", i " << i;
+      }
+    }
+  }
+  EXPECT_TRUE(sinusoidal_divisor_balls(8, Ball::from_parts(10000, 0, 1e-20)).empty());
+  EXPECT_TRUE(sinusoidal_divisor_balls(8, Ball(-2.0)).empty());
+  EXPECT_TRUE(sinusoidal_divisor_balls(7, Ball(10000.0)).empty());
 }
 
 // sigmoid_balls (reference/sigmoid_balls.h): every result encloses MPFR's 1/(1 + e^(−s)) at any
