@@ -191,6 +191,9 @@ struct BallSinCos {
   Ball sin, cos;
 };
 BallSinCos sin_cos(const Ball& x);
+// sin_cos of every element (out as long as x): the same balls as sin_cos one at a time, four
+// lanes at a time where the CPU has AVX2 and FMA (ball_trig_avx2.cc).
+void sin_cos_many(std::span<const Ball> x, std::span<BallSinCos> out);
 Ball atan(const Ball& x);
 Ball sqrt(const Ball& x);
 Ball pow(const Ball& a, const Ball& b);

@@ -7,6 +7,7 @@
 
 #include "reference/ball.h"
 #include "reference/double_double.h"
+#include "reference/run.h"
 
 namespace lmo::ref::ball_detail {
 
@@ -32,33 +33,8 @@ Ball via_mp(const Ball& x, F f, double lipschitz) {
   return around_mpfr(f(to_mp(x)), lipschitz * (x.rad() + std::fabs(x.hi()) * 0x1p-160));
 }
 
-// A double-double value v with a running bound e ≥ |v − exact|, for chains of finite operations
-// inside one function (the series and table combination of ball_trig.cc, Horner below): the
-// rules of the ball operations (ball.cc), inlined and without their special cases, so that a
-// caller compiled with FMA (fma_clones.h) gets each 2Prod as one instruction. mag(v) ≥ |v|:
-// |lo| ≤ 2^-52·|hi| for normalized words. up() adds the absolute 2^-1070 a result near underflow
-// loses. Non-finite results are the caller's to check (checked_run).
-struct Run {
-  dd::DD v;
-  double e = 0;
-};
-[[gnu::always_inline]] inline double mag(dd::DD v) { return std::fabs(v.hi) * (1 + 0x1p-50); }
+// Runs (run.h) from and to balls.
 [[gnu::always_inline]] inline Run run_of(const Ball& b) { return {b.mid(), b.rad()}; }
-// |x̂ŷ − xy| ≤ |x̂|·e_y + |ŷ|·e_x + e_x·e_y, plus the product's own rounding.
-[[gnu::always_inline]] inline Run operator*(Run a, Run b) {
-  const dd::DD p = dd::mul(a.v, b.v);
-  return {p, up(mag(a.v) * b.e + mag(b.v) * a.e + a.e * b.e + dd::kMulErr * mag(p))};
-}
-[[gnu::always_inline]] inline Run operator+(Run a, Run b) {
-  const dd::DD s = dd::add(a.v, b.v);
-  return {s, up(a.e + b.e + dd::kAddErr * mag(s))};
-}
-[[gnu::always_inline]] inline Run operator-(Run a) { return {dd::neg(a.v), a.e}; }
-[[gnu::always_inline]] inline Run operator-(Run a, Run b) { return a + -b; }
-// The largest |value| the run admits.
-[[gnu::always_inline]] inline double run_max(Run a) {
-  return up((std::fabs(a.v.hi) + std::fabs(a.v.lo) + a.e) * (1 + 0x1p-52));
-}
 // The ball of a run: undecided where a word or the bound overflowed.
 Ball checked_run(Run r);
 

@@ -12,37 +12,29 @@
 // terms (|h| < 1), so each truncation is at most its first omitted term, |h|^12/12! and
 // |h|^13/13!, below 2^-112 and 2^-123 for |h| ≤ 2^-7. This takes about 25 ball operations where
 // the two series of 14 terms each over all of [−π/4, π/4] took 60.
+#include <algorithm>
 #include <array>
 #include <boost/math/constants/constants.hpp>
 #include <boost/multiprecision/mpfr.hpp>
 #include <cmath>
+#include <cstdint>
+#include <span>
 
 #include "reference/ball.h"
 #include "reference/ball_detail.h"
 #include "reference/double_double.h"
 #include "reference/fma_clones.h"
 #include "reference/split_constant.h"
+#include "reference/trig_core.h"
 
 namespace lmo::ref {
-namespace {
+namespace trig_core {
 
 using namespace ball_detail;  // the helpers ball.cc, ball_erf.cc and ball_trig.cc share
 
-constexpr int kTerms = 6;   // terms of each short series
-constexpr int kTable = 51;  // j = −kTable … kTable
-
-struct TrigConstants {
-  double two_over_pi = 0, p1 = 0, p2 = 0;
-  Run rest;
-  // (−1)^k/(2k+1)! and (−1)^k/(2k)!, k < kTerms, as enclosures of the exact rationals.
-  std::array<Run, kTerms> sin_c, cos_c;
-  // sin(j/64) and cos(j/64) at index j + kTable.
-  std::array<Run, 2 * kTable + 1> s, c;
-};
-
-const TrigConstants& trig() {
-  static const TrigConstants c = [] {
-    TrigConstants t;
+const Constants& constants() {
+  static const Constants c = [] {
+    Constants t;
     const mp half_pi = boost::math::constants::half_pi<mp>();
     t.two_over_pi = static_cast<double>(mp(1 / half_pi));
     t.p1 = cut_to_32_bits(static_cast<double>(half_pi));
@@ -58,47 +50,24 @@ const TrigConstants& trig() {
     }
     for (int j = -kTable; j <= kTable; ++j) {
       const mp y = mp(j) / 64;  // exact
-      t.s[static_cast<size_t>(j + kTable)] = run_of(around_mpfr(boost::multiprecision::sin(y), 0));
-      t.c[static_cast<size_t>(j + kTable)] = run_of(around_mpfr(boost::multiprecision::cos(y), 0));
+      const auto i = static_cast<size_t>(j + kTable);
+      const Ball s = around_mpfr(boost::multiprecision::sin(y), 0);
+      const Ball c = around_mpfr(boost::multiprecision::cos(y), 0);
+      t.s_hi[i] = s.hi();
+      t.s_lo[i] = s.lo();
+      t.s_e[i] = s.rad();
+      t.c_hi[i] = c.hi();
+      t.c_lo[i] = c.lo();
+      t.c_e[i] = c.rad();
     }
     return t;
   }();
   return c;
 }
 
-// Σ_k c_k·h2^k by Horner on runs, widened by the first omitted term's bound.
-[[gnu::always_inline]] inline Run short_series(const std::array<Run, kTerms>& c, Run h2,
-                                               double tail) {
-  Run v = c.back();
-  for (size_t k = c.size() - 1; k-- > 0;) v = c[k] + h2 * v;
-  v.e = up(v.e + tail);
-  return v;
-}
-
-// sin and cos of x, |x.hi| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2 are exact), all on runs
-// (ball_detail.h): one running bound from the argument's radius to the result, each operation
-// adding its rounding as the ball operations would.
-LMO_FMA_CLONES BallSinCos sin_and_cos(const Ball& x) {
-  const TrigConstants& t = trig();
-  const double kd = std::nearbyint(x.hi() * t.two_over_pi);
-  const Run k{{kd, 0}, 0};
-  const Run r = ((run_of(x) - Run{{kd * t.p1, 0}, 0}) - Run{{kd * t.p2, 0}, 0}) - k * t.rest;
-  if (!(run_max(r) < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
-  const int j = static_cast<int>(std::nearbyint(r.v.hi * 64));
-  const Run h = r - Run{{j / 64.0, 0}, 0};  // j/64 exact
-  const double h_max = run_max(h);
-  // |h|^12/12! and |h|^13/13! rounded up (12! = 479001600; up() covers the roundings).
-  const double h4 = up(up(h_max * h_max) * up(h_max * h_max));
-  const double h12 = up(up(h4 * h4) * h4);
-  const double tail_c = up(h12 / 479001600.0), tail_s = up(up(h12 * h_max) / 6227020800.0);
-  const Run h2 = h * h;
-  const Run ch = short_series(t.cos_c, h2, tail_c);
-  Run sh = h * short_series(t.sin_c, h2, 0);
-  sh.e = up(sh.e + tail_s);
-  const Run& sj = t.s[static_cast<size_t>(j + kTable)];
-  const Run& cj = t.c[static_cast<size_t>(j + kTable)];
-  const Ball sb = checked_run(j == 0 ? sh : sj * ch + cj * sh);
-  const Ball cb = checked_run(j == 0 ? ch : cj * ch - sj * sh);
+BallSinCos finish(const Series<double>& s, int j, double kd) {
+  const Ball sb = checked_run(j == 0 ? s.sh : s.sr);
+  const Ball cb = checked_run(j == 0 ? s.ch : s.cr);
   // x = k·π/2 + r: quadrant q = k mod 4.
   switch (static_cast<int>(static_cast<long long>(kd) & 3)) {
     case 0:
@@ -112,15 +81,31 @@ LMO_FMA_CLONES BallSinCos sin_and_cos(const Ball& x) {
   }
 }
 
-// Where the reduction does not apply: MPFR on the midpoint with the Lipschitz bound 1.
-bool trig_by_table(const Ball& x) {
-  return finite(x) && std::fabs(x.hi()) <= 0x1p21 && x.rad() <= 1e-6;
+}  // namespace trig_core
+
+namespace {
+
+using namespace ball_detail;
+
+// sin and cos of x where trig_core::by_table(x), all on runs (run.h): one running bound from the
+// argument's radius to the result, each operation adding its rounding as the ball operations
+// would.
+LMO_FMA_CLONES BallSinCos sin_and_cos(const Ball& x) {
+  using namespace trig_core;
+  const Constants& t = constants();
+  const double kd = std::nearbyint(x.hi() * t.two_over_pi);
+  const Run r = reduce(run_of(x), kd, t);
+  if (!(run_max(r) < 0.8)) return {undecided(std::sin(x.hi())), undecided(std::cos(x.hi()))};
+  const double jd = std::nearbyint(r.v.hi * 64);
+  const auto i = static_cast<size_t>(static_cast<int>(jd) + kTable);
+  const Run sj{{t.s_hi[i], t.s_lo[i]}, t.s_e[i]}, cj{{t.c_hi[i], t.c_lo[i]}, t.c_e[i]};
+  return finish(series(r, jd, sj, cj, t), static_cast<int>(jd), kd);
 }
 
 }  // namespace
 
 Ball sin(const Ball& x) {
-  if (!trig_by_table(x)) {
+  if (!trig_core::by_table(x)) {
     return via_mp(
         x, [](const mp& v) { return mp(boost::multiprecision::sin(v)); }, 1);
   }
@@ -128,7 +113,7 @@ Ball sin(const Ball& x) {
 }
 
 Ball cos(const Ball& x) {
-  if (!trig_by_table(x)) {
+  if (!trig_core::by_table(x)) {
     return via_mp(
         x, [](const mp& v) { return mp(boost::multiprecision::cos(v)); }, 1);
   }
@@ -136,8 +121,60 @@ Ball cos(const Ball& x) {
 }
 
 BallSinCos sin_cos(const Ball& x) {
-  if (!trig_by_table(x)) return {sin(x), cos(x)};
+  if (!trig_core::by_table(x)) return {sin(x), cos(x)};
   return sin_and_cos(x);
+}
+
+void sin_cos_many(std::span<const Ball> x, std::span<BallSinCos> out) {
+#ifdef LMO_TRIG_AVX2
+  static const bool vector = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  constexpr bool vector = false;
+#endif
+  const auto n = static_cast<int64_t>(x.size());
+  if (!vector) {
+    for (int64_t i = 0; i < n; ++i)
+      out[static_cast<size_t>(i)] = sin_cos(x[static_cast<size_t>(i)]);
+    return;
+  }
+  // Chunks of up to 64 elements: those on the table path go to the lanes four at a time, the rest
+  // (and a chunk's last few) one at a time; every element gets the ball sin_cos gives.
+  constexpr int64_t kChunk = 64;
+  std::array<double, kChunk> xh{}, xl{}, xr{};
+  std::array<int64_t, kChunk> at{};
+  std::array<trig_core::Lanes, kChunk / 4> lanes;
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    const int64_t end = std::min(n, begin + kChunk);
+    int64_t m = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      const Ball& xi = x[static_cast<size_t>(i)];
+      if (!trig_core::by_table(xi)) {
+        out[static_cast<size_t>(i)] = sin_cos(xi);
+        continue;
+      }
+      xh[static_cast<size_t>(m)] = xi.hi();
+      xl[static_cast<size_t>(m)] = xi.lo();
+      xr[static_cast<size_t>(m)] = xi.rad();
+      at[static_cast<size_t>(m++)] = i;
+    }
+#ifdef LMO_TRIG_AVX2
+    trig_core::lanes_avx2(xh.data(), xl.data(), xr.data(), m, lanes.data());
+#endif
+    for (int64_t k = 0; k < m; ++k) {
+      const auto i = static_cast<size_t>(at[static_cast<size_t>(k)]);
+      if (k >= m / 4 * 4) {
+        out[i] = sin_and_cos(x[i]);
+        continue;
+      }
+      const trig_core::Lanes& g = lanes[static_cast<size_t>(k / 4)];
+      const int l = static_cast<int>(k % 4);
+      if (!(g.ok >> l & 1)) {
+        out[i] = {undecided(std::sin(x[i].hi())), undecided(std::cos(x[i].hi()))};
+        continue;
+      }
+      out[i] = trig_core::finish(g.lane(l), static_cast<int>(g.jd[l]), g.kd[l]);
+    }
+  }
 }
 
 }  // namespace lmo::ref

@@ -12,7 +12,9 @@
 
 #include <boost/math/constants/constants.hpp>
 #include <cmath>
+#include <span>
 #include <type_traits>
+#include <vector>
 
 #include "reference/ball.h"
 #include "reference/number_types.h"
@@ -110,6 +112,27 @@ SinCosOf<T> sin_cos_of(const T& x) {
 inline SinCosOf<Ball> sin_cos_of(const Ball& x) {
   const BallSinCos r = sin_cos(x);
   return {r.sin, r.cos};
+}
+
+// sin_cos_of of every angle into sines[i] and cosines[i] (both as long as angles): a row of a
+// table at once, which on balls goes through sin_cos_many, four lanes at a time where the CPU
+// allows (ball.h); the same values as one sin_cos_of each.
+template <class T>
+void sin_cos_each(std::span<const T> angles, std::span<T> sines, std::span<T> cosines) {
+  if constexpr (std::is_same_v<T, Ball>) {
+    std::vector<BallSinCos> sc(angles.size());
+    sin_cos_many(angles, sc);
+    for (size_t i = 0; i < angles.size(); ++i) {
+      sines[i] = sc[i].sin;
+      cosines[i] = sc[i].cos;
+    }
+  } else {
+    for (size_t i = 0; i < angles.size(); ++i) {
+      const SinCosOf<T> sc = sin_cos_of(angles[i]);
+      sines[i] = sc.sin;
+      cosines[i] = sc.cos;
+    }
+  }
 }
 
 }  // namespace lmo::ref

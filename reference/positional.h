@@ -48,12 +48,13 @@ std::vector<T> sinusoidal_divisors(int64_t d, const T& base = T(10000)) {
 // F07 at one position from its divisors (sinusoidal_divisors): d = 2·divisors.size() values.
 template <class T>
 std::vector<T> sinusoidal_pe(const T& position, std::span<const T> divisors) {
-  std::vector<T> pe(2 * divisors.size());
-  for (size_t i = 0; i < divisors.size(); ++i) {
-    const T angle = position / divisors[i];
-    const SinCosOf<T> sc = sin_cos_of(angle);
-    pe[2 * i] = sc.sin;
-    pe[2 * i + 1] = sc.cos;
+  const size_t n = divisors.size();
+  std::vector<T> angles(n), sines(n), cosines(n), pe(2 * n);
+  for (size_t i = 0; i < n; ++i) angles[i] = position / divisors[i];
+  sin_cos_each(std::span<const T>(angles), std::span<T>(sines), std::span<T>(cosines));
+  for (size_t i = 0; i < n; ++i) {
+    pe[2 * i] = sines[i];
+    pe[2 * i + 1] = cosines[i];
   }
   return pe;
 }

@@ -90,13 +90,9 @@ std::vector<T> rope_from_table(std::span<const T> x, std::span<const T> cos_row,
 template <class T>
 std::vector<T> rope(std::span<const T> x, const T& position, std::span<const T> inv_freq,
                     RopeLayout layout) {
-  std::vector<T> c(inv_freq.size()), s(inv_freq.size());
-  for (size_t k = 0; k < inv_freq.size(); ++k) {
-    const T angle = position * inv_freq[k];
-    const SinCosOf<T> sc = sin_cos_of(angle);
-    c[k] = sc.cos;
-    s[k] = sc.sin;
-  }
+  std::vector<T> angles(inv_freq.size()), c(inv_freq.size()), s(inv_freq.size());
+  for (size_t k = 0; k < inv_freq.size(); ++k) angles[k] = position * inv_freq[k];
+  sin_cos_each(std::span<const T>(angles), std::span<T>(s), std::span<T>(c));
   return rope_from_table(x, std::span<const T>(c), std::span<const T>(s), layout);
 }
 
@@ -136,11 +132,15 @@ RopeTable<T> rope_table(std::span<const T> positions, std::span<const T> inv_fre
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   RopeTable<T> t{Mat<T>(n, half), Mat<T>(n, half)};
   parallel_for(n, [&](int64_t i) {
+    std::vector<T> angles(static_cast<size_t>(half)), s(angles.size()), c(angles.size());
     for (int64_t k = 0; k < half; ++k) {
-      const T angle = positions[static_cast<size_t>(i)] * inv_freq[static_cast<size_t>(k)];
-      const SinCosOf<T> sc = sin_cos_of(angle);
-      t.cos(i, k) = sc.cos * attention_factor;
-      t.sin(i, k) = sc.sin * attention_factor;
+      angles[static_cast<size_t>(k)] =
+          positions[static_cast<size_t>(i)] * inv_freq[static_cast<size_t>(k)];
+    }
+    sin_cos_each(std::span<const T>(angles), std::span<T>(s), std::span<T>(c));
+    for (int64_t k = 0; k < half; ++k) {
+      t.cos(i, k) = c[static_cast<size_t>(k)] * attention_factor;
+      t.sin(i, k) = s[static_cast<size_t>(k)] * attention_factor;
     }
   });
   return t;

@@ -435,6 +435,59 @@ TEST(Ball, SineAndCosineEncloseAcrossEveryTableInterval) {
   EXPECT_GT(checked, 1700);
 }
 
+// sin_cos_many gives, element for element, the very balls sin_cos gives, and counts the same
+// undecided results: batches of every length around the four lanes and the 64-element chunks,
+// with points near multiples of π/2 and 0 (table index 0), reduced arguments up to 2^21, wide
+// radii, and values off the table path (non-finite, beyond 2^21) between them.
+TEST(Ball, SinCosManyIsSinCosElementByElement) {
+  Stream s{12};
+  const auto same = [](const Ball& a, const Ball& b) {
+    return std::bit_cast<uint64_t>(a.hi()) == std::bit_cast<uint64_t>(b.hi()) &&
+           std::bit_cast<uint64_t>(a.lo()) == std::bit_cast<uint64_t>(b.lo()) &&
+           std::bit_cast<uint64_t>(a.rad()) == std::bit_cast<uint64_t>(b.rad());
+  };
+  for (const int n : {0, 1, 3, 4, 5, 17, 63, 64, 65, 130, 1000}) {
+    std::vector<Ball> x;
+    for (int i = 0; i < n; ++i) {
+      const double rr = i % 3 == 0 ? 0 : std::ldexp(1.0, -25 - static_cast<int>(s.next() % 70));
+      switch (i % 4) {
+        case 0:
+          x.push_back(sample(s, -0x1p21, 0x1p21, rr).ball);
+          break;
+        case 1:
+          x.push_back(sample(s, -8, 8, rr).ball);
+          break;
+        case 2:  // near k·π/2: index 0 of the table, either side
+          x.push_back(Ball::from_parts(
+              static_cast<double>(s.next() % 2000) * 1.5707963267948966 + s.in(-1e-3, 1e-3), 0,
+              rr));
+          break;
+        default:
+          x.push_back(sample(s, -1e5, 1e5, rr).ball);
+      }
+    }
+    const std::vector<Ball> specials = {Ball(0.0),
+                                        Ball(-0.0),
+                                        Ball(std::numeric_limits<double>::quiet_NaN()),
+                                        Ball(-std::numeric_limits<double>::infinity()),
+                                        Ball(3e6),
+                                        Ball::from_parts(1, 0, 1e-3),
+                                        Ball::from_parts(0x1p21, 0, 1e-7)};
+    for (size_t k = 0; k < specials.size() && 7 * k < x.size(); ++k) x[7 * k] = specials[k];
+    const uint64_t before_many = ball_undecided();
+    std::vector<BallSinCos> y(x.size());
+    sin_cos_many(x, y);
+    const uint64_t by_many = ball_undecided() - before_many;
+    const uint64_t before_one = ball_undecided();
+    for (size_t i = 0; i < x.size(); ++i) {
+      const BallSinCos e = sin_cos(x[i]);
+      EXPECT_TRUE(same(y[i].sin, e.sin)) << i << ": sin of " << x[i].hi();
+      EXPECT_TRUE(same(y[i].cos, e.cos)) << i << ": cos of " << x[i].hi();
+    }
+    EXPECT_EQ(by_many, ball_undecided() - before_one) << n;
+  }
+}
+
 TEST(Ball, SineAndCosineAreTightEnoughToDecideDoubles) {
   Stream s{5};
   for (int i = 0; i < 2000; ++i) {
