@@ -1,5 +1,7 @@
-// Ball sin and cos (ball.h), all in ball arithmetic: the radius the operations carry is the
-// rounding bound, and each truncation bound is added to it.
+// Ball sin and cos (ball.h) on runs (run.h): a double-double value with one running bound that
+// each operation widens by its rounding as the ball operations would, and to which each
+// truncation bound is added. The steps are trig_core.h's, shared with the four-lane path of
+// sin_cos_many (ball_trig_avx2.cc).
 //
 // Reduction. k = nearest(x·2/π) and r = x − k·π/2, with π/2 = p1 + p2 + rest: p1 and p2 of 32
 // significant bits (k·p1 and k·p2 exact for |k| < 2^21), rest an MPFR enclosure. The ball of r
@@ -10,8 +12,8 @@
 // S_j and C_j MPFR's sin and cos of j/64 as balls. cos h = Σ_(k<6) (−1)^k·h^(2k)/(2k)! and
 // sin h = h·Σ_(k<6) (−1)^k·h^(2k)/(2k+1)! by Horner in h²: alternating series of decreasing
 // terms (|h| < 1), so each truncation is at most its first omitted term, |h|^12/12! and
-// |h|^13/13!, below 2^-112 and 2^-123 for |h| ≤ 2^-7. This takes about 25 ball operations where
-// the two series of 14 terms each over all of [−π/4, π/4] took 60.
+// |h|^13/13!, below 2^-112 and 2^-123 for |h| ≤ 2^-7. This takes about 25 operations where the
+// two series of 14 terms each over all of [−π/4, π/4] took 60.
 #include <algorithm>
 #include <array>
 #include <boost/math/constants/constants.hpp>
