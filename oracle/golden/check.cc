@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "oracle/core/case_inputs.h"
@@ -13,8 +14,8 @@
 #include "oracle/golden/golden_content.h"
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/policy_table.h"
+#include "oracle/judge/row_blocks.h"
 #include "oracle/judge/topk_pairing.h"
-#include "oracle/judge/whole_naive_max.h"
 #include "reference/ball_rounding.h"
 
 namespace lmo::oracle {
@@ -183,8 +184,7 @@ void throw_damaged_golden(const Source& s, const OutputDecl& d, ref::Format of) 
 }
 
 CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
-                                    const CheckOptions& opt, int64_t block_rows,
-                                    const std::vector<WholeNaiveMax>* whole = nullptr);
+                                    const CheckOptions& opt, int64_t block_rows);
 
 CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
                           const CheckOptions& opt) {
@@ -305,16 +305,11 @@ CheckReport judge_outputs(const Case& c, const Op& case_op, const Source& s,
   return r;
 }
 
-// judge_outputs for an op with independent rows and no top-k output, a block of rows at a time:
-// the same verdicts (BlockVerdicts) with the exact values of one block in memory at once. An
-// output judged as one group (naive-relative, group 0) is judged against the whole tensor's
-// max|naive − x|: each block against the maximum over the blocks so far, which is at most the
-// whole one. The interval round(x ± B) only widens with B, so an output with no policy failure
-// passes with the same verdict (the last block's bound is the whole tensor's). Where one fails,
-// the blocks are judged again against the `whole` maxima (by output) the pass ended with.
+// judge_outputs for an op with independent rows and no top-k output, a block of rows at a time
+// (oracle/judge/row_blocks.h): the same verdicts (BlockVerdicts) with the exact values of one block
+// in memory at once, one pass over the blocks per storage format the outputs are given in.
 CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s,
-                                    const CheckOptions& opt, int64_t block_rows,
-                                    const std::vector<WholeNaiveMax>* whole) {
+                                    const CheckOptions& opt, int64_t block_rows) {
   CheckReport r;
   r.case_id = c.id;
   const Recipe recipe = opt.recipe.value_or(c.recipe);
@@ -326,13 +321,12 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
     GivenOutput given;
     RecipeJudging how;
     int64_t per_row = 0;
-    WholeNaiveMax naive_max;  // an output judged as one group: its bound's maximum
     std::optional<BlockVerdicts> verdicts;
     int64_t worst_index = -1;
     double worst_expected = 0;
   };
   std::vector<Judged> outs(decls.size());
-  std::map<ref::Format, bool> formats;  // the storage formats run; whether one needs a first pass
+  std::set<ref::Format> formats;  // the storage formats the outputs are given in
   for (size_t k = 0; k < decls.size(); ++k) {
     Judged& o = outs[k];
     o.given = given_output(c, s, decls[k], storage);
@@ -343,97 +337,62 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       throw std::logic_error("check: output " + decls[k].name + " of " + c.op +
                              " has groups across its rows");
     }
-    o.verdicts.emplace(o.given.of);
-    if (whole) o.naive_max = (*whole)[k];
-    formats[o.given.f] = formats[o.given.f] || (o.how.uses_naive && o.how.group == 0);
+    formats.insert(o.given.f);
   }
-  struct Block {
-    std::unique_ptr<Op> op;
-    InputSet in;
-    // The certified balls where they decided every rounding and no output's policy reads the
-    // per-element data annotate_exact adds from mp values (arg_error, error_scale): the judge
-    // then makes mp values only where doubles cannot answer. Otherwise the mp values.
-    ExactValues balls;
-    Outputs<ref::mp> exact;
-    Outputs<double> naive;
-  };
   std::vector<const ref::Tensor*> real_outputs(decls.size(), nullptr);
   const ref::Format real_format = outs.front().given.f;
   int64_t diagnose_row = -1;
-  for (const auto& entry : formats) {
-    const ref::Format f = entry.first;
-    const bool running_max = entry.second && !whole;
+  for (const ref::Format f : formats) {
     const InputSet in = s.inputs_in(f);
-    const BoundRecipe bound = bind_recipe(recipe, c.op, op, f);
-    bool naive_needed = false, balls_serve = true;
-    for (const Judged& o : outs) {
-      if (o.given.f != f) continue;
-      naive_needed = naive_needed || o.how.uses_naive;
-      balls_serve = balls_serve && !reads_exact_annotations(o.how.policy);
+    std::vector<std::optional<RecipeJudging>> how(decls.size());
+    for (size_t k = 0; k < decls.size(); ++k) {
+      if (outs[k].given.f == f) how[k] = outs[k].how;
     }
-    const auto block = [&](int64_t b, int64_t e) {
-      Block bl;
-      bl.op = op.with_rows(e - b);
-      bl.in = row_slice(op, in, rows, b, e);
-      ExactValues x = exact_values(*bl.op, bl.in, {&f, 1});
-      if (naive_needed) bl.naive = bl.op->simulated(ref::Format::f32, bl.in, bound);
-      for (size_t k = 0; running_max && k < decls.size(); ++k) {
-        Judged& o = outs[k];
-        if (o.given.f != f || !o.how.uses_naive || o.how.group != 0) continue;
-        o.naive_max.add(block_naive_max(x, k, bl.naive[k].values));
+    RowBlocks blocks(op, in, f, bind_recipe(recipe, c.op, op, f), how, {ref::Format::f32},
+                     block_rows);
+    const auto restart = [&] {
+      for (Judged& o : outs) {
+        if (o.given.f != f) continue;
+        o.verdicts.emplace(o.given.of);
+        o.worst_index = -1;
       }
-      if (x.balls && balls_serve) {
-        bl.balls = std::move(x);
-      } else {
-        bl.exact = exact_outputs_of(*bl.op, bl.in, std::move(x));
-      }
-      return bl;
     };
-    for (int64_t b = 0; b < rows; b += block_rows) {
-      const int64_t e = std::min(rows, b + block_rows);
-      const Block bl = block(b, e);
+    const auto judge = [&](const RowBlock& bl) {
       const std::vector<OutputDecl> block_decls = bl.op->outputs();
       for (size_t k = 0; k < decls.size(); ++k) {
         Judged& o = outs[k];
         if (o.given.f != f) continue;
         const OutputValues<ref::Ball>* balls = bl.balls.balls ? &(*bl.balls.balls)[k] : nullptr;
         const OutputValues<ref::mp>* x = balls ? nullptr : &bl.exact[k];
-        if (o.given.gold && slice_rows(*o.given.gold, rows, b, e) !=
+        if (o.given.gold && slice_rows(*o.given.gold, rows, bl.begin, bl.end) !=
                                 (balls ? rounded_output(block_decls[k], bl.balls, k, o.given.of)
                                        : rounded_output(block_decls[k], *x, o.given.of))) {
           throw_damaged_golden(s, decls[k], o.given.of);
         }
-        const OutputValues<double>* naive = o.how.uses_naive ? &bl.naive[k] : nullptr;
-        JudgeOptions jo = balls ? judge_options(o.how, *balls, naive, ref::Format::f32, bound)
-                                : judge_options(o.how, *x, naive, ref::Format::f32, bound);
-        jo.whole_elements = o.given.got->numel();
-        jo.offset = b * o.per_row;
-        if (o.how.uses_naive && o.how.group == 0) {
-          jo.whole_naive_max = o.naive_max.max;
-          jo.whole_naive_excluded = o.naive_max.excluded;
-        }
-        JudgeReference judged = balls ? JudgeReference(o.how.policy, balls->values, o.given.of, jo)
-                                      : JudgeReference(o.how.policy, x->values, o.given.of, jo);
+        JudgeReference judged = blocks.reference(bl, k, ref::Format::f32, o.given.of);
         o.verdicts->add(judged, *o.given.got);
         // The worst element's reference, while its block's exact values are at hand.
         const int64_t w = o.verdicts->result().metrics.max_ulps_index;
         if (w != o.worst_index) {
           o.worst_index = w;
-          const auto at = static_cast<size_t>(w - jo.offset);
+          const auto at = static_cast<size_t>(w - bl.begin * o.per_row);
           o.worst_expected = ref::decode<double>(
               o.given.of, balls ? ref::decided_bits(balls->values[at], o.given.of)
                                 : ref::encode(o.given.of, x->values[at]));
         }
       }
-    }
-  }
-  for (const Judged& o : outs) {
-    if (!whole && o.how.uses_naive && o.how.group == 0 &&
-        o.verdicts->result().count(FailReason::kPolicy) > 0) {
-      std::vector<WholeNaiveMax> maxima;
-      for (const Judged& j : outs) maxima.push_back(j.naive_max);
-      return judge_outputs_in_blocks(c, op, s, opt, block_rows, &maxima);
-    }
+    };
+    const auto one_group_policy_failure = [&] {
+      for (const Judged& o : outs) {
+        if (o.given.f == f && o.how.uses_naive && o.how.group == 0 &&
+            o.verdicts->result().count(FailReason::kPolicy) > 0) {
+          return true;
+        }
+      }
+      return false;
+    };
+    restart();
+    blocks.judge_all(judge, one_group_policy_failure, restart);
   }
   for (size_t k = 0; k < decls.size(); ++k) {
     Judged& o = outs[k];
