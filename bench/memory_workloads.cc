@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "bench/workload_state.h"
 #include "oracle/backends/kernel_call.h"
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
@@ -77,29 +78,6 @@ oracle::InputSet bench_inputs(const Found& w, const oracle::Case& c, const oracl
   return out;
 }
 
-// What one workload's call needs, alive as long as the workload: RunContext holds references.
-struct State {
-  State(const Found& w, oracle::Case case_, std::unique_ptr<oracle::Op> op_, ref::Format f,
-        int64_t rows)
-      : c(std::move(case_)),
-        op(std::move(op_)),
-        in(bench_inputs(w, c, *op, f, rows)),
-        outputs(oracle::armed_outputs(*op, f)),
-        ctx{c, *op, f, in, no_reference, no_simulation} {}
-  // A kernel backend reads only the inputs; a bench computes no reference.
-  static const oracle::Outputs<ref::mp>& no_reference() {
-    throw std::logic_error("bench: a backend asked for the exact reference");
-  }
-  static const oracle::Outputs<double>& no_simulation(ref::Format) {
-    throw std::logic_error("bench: a backend asked for the naive run");
-  }
-  oracle::Case c;
-  std::unique_ptr<oracle::Op> op;
-  oracle::InputSet in;
-  std::vector<oracle::GuardedBuffer> outputs;
-  oracle::RunContext ctx;
-};
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s;
   for (int64_t n : shape) s += (s.empty() ? "" : "x") + std::to_string(n);
@@ -142,11 +120,12 @@ Workload make(const Found& w, Backend& backend, ref::Format f, int64_t rows) {
   out.name = w.shape->name;
   out.op = w.op->name;
   out.bytes = traffic(w, c, *op, f);
-  auto st = std::make_shared<State>(w, std::move(c), std::move(op), f, rows);
+  oracle::InputSet in = bench_inputs(w, c, *op, f, rows);
+  auto st = std::make_shared<WorkloadState>(std::move(c), std::move(op), std::move(in), f);
   const ref::Tensor& main = st->in.all().front().second;
   out.shape = shape_text(main.shape());
   out.elements = main.numel();
-  State* s = st.get();
+  WorkloadState* s = st.get();
   out.run = [s, &backend] { backend.run(s->ctx, s->outputs); };
   out.check_written = [s, &backend] {
     oracle::check_written(s->outputs, *s->op, backend.name(), s->c.op);

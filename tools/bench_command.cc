@@ -162,8 +162,7 @@ int run_bench(const BenchArgs& a) {
     return 0;
   }
   // The target, forced for the whole run (the dispatched one when none is asked for): the fast
-  // backend's own per-call scope is then free (fast/target_scope.h), and attention's workloads,
-  // which call fast/ directly, run on it too.
+  // backend's own per-call scope is then free (fast/target_scope.h).
   const std::string target_name = forced ? forced->name : lmo::fast::dispatched_target();
   std::optional<lmo::fast::SimdTarget> target = forced;
   for (const lmo::fast::SimdTarget& t : lmo::fast::compiled_targets()) {
@@ -175,8 +174,8 @@ int run_bench(const BenchArgs& a) {
   lmo::fast::set_threads(a.threads);
   const bool tty = !a.json && isatty(STDERR_FILENO);
 
-  // The memory-bound workloads run through the fast backend of that target (bench/), as
-  // verify calls it.
+  // The memory- and compute-bound workloads run through the fast backend of that target (bench/),
+  // as verify calls it.
   std::unique_ptr<lmo::oracle::Backend> runner;
   for (std::unique_ptr<lmo::oracle::Backend>& b : lmo::oracle::available_backends()) {
     if (b->name() == backend) runner = std::move(b);
@@ -242,12 +241,16 @@ int run_bench(const BenchArgs& a) {
   const int64_t tokens = a.quick ? 256 : 2048;
   bool compute_header = false;
   for (lmo::fast::Storage s : formats) {
-    for (const std::string& op : lmo::bench::compute_workload_ops()) {
-      if (!std::regex_search(op, filter)) continue;
-      const lmo::bench::ComputeWorkload w = lmo::bench::compute_workload(op, s, tokens);
-      if (tty) std::fprintf(stderr, "\rbench: %s %s ...   ", w.op.c_str(), lmo::fast::storage_name(s).data());
+    const lmo::ref::Format f = *lmo::ref::parse_format(lmo::fast::storage_name(s));
+    for (const std::string& name : lmo::bench::compute_workload_names()) {
+      if (!std::regex_search(name, filter)) continue;
+      const lmo::bench::ComputeWorkload w = lmo::bench::compute_workload(name, *runner, f, tokens);
+      if (tty)
+        std::fprintf(stderr, "\rbench: %s %s ...   ", w.name.c_str(),
+                     lmo::fast::storage_name(s).data());
       const lmo::bench::FlopSample m =
           lmo::bench::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
+      w.check_written();
       const std::string format(lmo::fast::storage_name(s));
       const std::string gemm_shape = std::to_string(w.gemm_m) + "x" + std::to_string(w.gemm_n) +
                                      "x" + std::to_string(w.gemm_k);

@@ -254,6 +254,21 @@ struct BenchShape {
   std::vector<std::string> unread = {};
 };
 
+// A compute-bound benchmark shape (`lmoracle bench`, bench/attention_workloads.h): the case that
+// runs the op over `tokens` tokens, and what one call computes: its useful operations and the
+// sgemm of comparable shape it is measured against.
+struct ComputeCount {
+  std::string shape;  // e.g. "h8 g2 d128 T2048 causal"
+  int64_t size = 0;   // the pairs or elements the operations are counted over
+  double flops = 0;   // useful operations of one call
+  int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
+};
+struct ComputeShape {
+  std::string name;  // the bench row's name
+  std::function<nlohmann::json(int64_t tokens)> params;
+  std::function<ComputeCount(int64_t tokens)> count;
+};
+
 // THE record of an op: everything the oracle says about it lives here, and the policy table
 // (policy_table.h), the backends' support (through `kernel`), `lmoracle list`, the Python
 // package's ops() and the tests derive from the registry of these records.
@@ -271,6 +286,8 @@ struct OpInfo {
   std::vector<std::string> recipes = {};
   // Its memory-bound benchmark shapes (none: not benchmarked for bandwidth).
   std::vector<BenchShape> bench = {};
+  // Its compute-bound benchmark shapes (none: not benchmarked for operations per second).
+  std::vector<ComputeShape> compute = {};
 };
 
 // r with the op's implied points (Op::implied_points); RecipeError when r sets one otherwise.

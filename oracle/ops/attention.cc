@@ -232,6 +232,28 @@ std::unique_ptr<Op> make_decode(ParamReader& r) {
   return std::make_unique<AttentionOp>(p);
 }
 
+// Causal prefill with Llama 3 8B's head width and grouping (d 128, 4 query heads per KV head) on
+// 8 query heads: 4d operations per visible (query, key) pair and query head (2d for q·k, 2d for
+// p·v), against the sgemm of one head's Q Kᵀ.
+ComputeShape prefill_bench() {
+  static constexpr int64_t kHeads = 8, kKvHeads = 2, kDim = 128;
+  return {
+      "attention",
+      [](int64_t tokens) {
+        return nlohmann::json{
+            {"tokens", tokens}, {"h", kHeads}, {"g", kKvHeads}, {"d", kDim}, {"mask", "causal"}};
+      },
+      [](int64_t tokens) {
+        ComputeCount c;
+        c.shape = "h" + std::to_string(kHeads) + " g" + std::to_string(kKvHeads) + " d" +
+                  std::to_string(kDim) + " T" + std::to_string(tokens) + " causal";
+        c.size = tokens * (tokens + 1) / 2;
+        c.flops = 4.0 * kDim * kHeads * static_cast<double>(c.size);
+        c.gemm_m = tokens, c.gemm_n = tokens, c.gemm_k = kDim;
+        return c;
+      }};
+}
+
 }  // namespace
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
@@ -244,7 +266,9 @@ void add_attention_ops(std::vector<OpInfo>& ops) {
        make_attention,
        KernelEntry::kAttention,
        {reduction_output(naive_policy(), "QKᵀ, softmax and PV: a composition of reductions")},
-       {"flash-attention"}});
+       {"flash-attention"},
+       {},
+       {prefill_bench()}});
   ops.push_back({"attention_decode",
                  "F15, F16",
                  "one query token against a KV cache of cache_len tokens (GQA, optional window)",
