@@ -61,12 +61,10 @@ ComputeWorkload compute_workload(const std::string& name, oracle::Backend& backe
   out.gemm_m = n.gemm_m, out.gemm_n = n.gemm_n, out.gemm_k = n.gemm_k;
   oracle::InputSet in = oracle::make_inputs(c, *op, f);
   auto st = std::make_shared<WorkloadState>(std::move(c), std::move(op), std::move(in), f);
-  WorkloadState* s = st.get();
-  out.run = [s, &backend] { backend.run(s->ctx, s->outputs); };
-  out.check_written = [s, &backend] {
-    oracle::check_written(s->outputs, *s->op, backend.name(), s->c.op);
-  };
-  out.state = std::move(st);
+  BackendCall call = backend_call(std::move(st), backend);
+  out.run = std::move(call.run);
+  out.check_written = std::move(call.check_written);
+  out.state = std::move(call.state);
   return out;
 }
 

@@ -125,12 +125,10 @@ Workload make(const Found& w, Backend& backend, ref::Format f, int64_t rows) {
   const ref::Tensor& main = st->in.all().front().second;
   out.shape = shape_text(main.shape());
   out.elements = main.numel();
-  WorkloadState* s = st.get();
-  out.run = [s, &backend] { backend.run(s->ctx, s->outputs); };
-  out.check_written = [s, &backend] {
-    oracle::check_written(s->outputs, *s->op, backend.name(), s->c.op);
-  };
-  out.state = std::move(st);
+  BackendCall call = backend_call(std::move(st), backend);
+  out.run = std::move(call.run);
+  out.check_written = std::move(call.check_written);
+  out.state = std::move(call.state);
   return out;
 }
 

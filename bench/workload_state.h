@@ -4,6 +4,7 @@
 // bench/attention_workloads.cc) both time `backend.run(ctx, outputs)` on one of these.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -37,5 +38,19 @@ struct WorkloadState {
   std::vector<oracle::GuardedBuffer> outputs;
   oracle::RunContext ctx;
 };
+
+// What a workload times and checks: one call of the backend on st, the check of its output
+// buffers after the runs, and st kept alive as long as both are.
+struct BackendCall {
+  std::function<void()> run;
+  std::function<void()> check_written;
+  std::shared_ptr<void> state;
+};
+inline BackendCall backend_call(std::shared_ptr<WorkloadState> st, oracle::Backend& backend) {
+  WorkloadState* s = st.get();
+  return {[s, &backend] { backend.run(s->ctx, s->outputs); },
+          [s, &backend] { oracle::check_written(s->outputs, *s->op, backend.name(), s->c.op); },
+          std::move(st)};
+}
 
 }  // namespace lmo::bench
