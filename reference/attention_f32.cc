@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -114,6 +115,7 @@ struct RowKernel {
   int64_t ld;
   const std::vector<float>& vf;  // per KV head: V's T_k rows of d_v floats, contiguous
   float scale;
+  std::optional<F32> cap;  // the logit soft cap, as attention_cap gives it
 
   void operator()(int64_t i, int64_t head, std::span<F32> o) const {
     const int64_t d = cfg.head_dim, dv = cfg.v_dim(), kv = kv_head_of(head, cfg);
@@ -137,9 +139,17 @@ struct RowKernel {
     // correctly rounded (Sim's exp), z their sum left to right; then p_j = e_j / z.
     float m = 0;
     bool first = true;
+    const bool biased = !cfg.logit_bias.empty();
     for (const int64_t j : keys) {
       float& sj = s[static_cast<size_t>(j)];
       sj = sj * scale;
+      if (cap || biased) {
+        // attention_row_logits' finish: the soft cap, then the bias, in Sim's own operations
+        // (the cap's tanh correctly rounded, as on every other path).
+        F32 t = soft_cap_logit(as_sim(sj), cap);
+        if (biased) t = t + attention_logit_bias<F32>(cfg, i, j, head);
+        sj = as_float(t);
+      }
       if (cfg.subtract_max && (first || sj > m)) m = sj;
       first = false;
     }
@@ -185,7 +195,7 @@ bool attention_f32_native(const Mat<F32>& q, const Mat<F32>& k, const Mat<F32>& 
 #if !defined(__x86_64__) || FLT_EVAL_METHOD != 0
   return false;
 #endif
-  if (!g_native || contract || cfg.soft_cap || !cfg.logit_bias.empty()) return false;
+  if (!g_native || contract) return false;
   const int64_t d = cfg.head_dim, dv = cfg.v_dim(), g = cfg.kv_heads, t_k = k.rows;
   // Keys transposed per KV head, padded with zeros to whole blocks, and one cache line more: rows
   // a power of two apart would all fall in the same few sets of the L1 cache.
@@ -208,7 +218,8 @@ bool attention_f32_native(const Mat<F32>& q, const Mat<F32>& k, const Mat<F32>& 
     }
   }
   const F32 scale = attention_scale<F32>(cfg);
-  const RowKernel row{q, cfg, t_k, kt, ld, vf, as_float(scale)};
+  const std::optional<F32> cap = attention_cap<F32>(cfg);
+  const RowKernel row{q, cfg, t_k, kt, ld, vf, as_float(scale), cap};
   // Head by head, so that a thread's consecutive rows read the same keys and values from cache.
   parallel_for(q.rows * cfg.heads, [&](int64_t task) {
     const int64_t head = task / q.rows, i = task % q.rows;
@@ -220,7 +231,7 @@ bool attention_f32_native(const Mat<F32>& q, const Mat<F32>& k, const Mat<F32>& 
     }
     std::vector<F32> s;
     std::vector<char> vis;
-    attention_row_logits<F32, F32>(q, k, cfg, scale, std::nullopt, i, head, s, vis);
+    attention_row_logits<F32, F32>(q, k, cfg, scale, cap, i, head, s, vis);
     attention_row_output<F32, F32>(v, cfg, {}, false, kv_head_of(head, cfg), s, vis, o);
   });
   return true;

@@ -25,10 +25,11 @@ namespace lmo::ref {
 struct AttentionConfig;
 
 // Fills `out` (T_q × h·d_v, sized by the caller) with attention<Sim<f32>>(q, k, v, cfg)'s values
-// and returns true; returns false, writing nothing, where this kernel does not apply: logit soft
-// cap or logit bias (their tanh and biases stay with the generic code), FMA contraction, a
-// compiler or machine without IEEE single-precision evaluation (FLT_EVAL_METHOD ≠ 0, not x86-64),
-// or when switched off for tests. cfg must already be validated against the shapes.
+// and returns true; returns false, writing nothing, where this kernel does not apply: FMA
+// contraction, a compiler or machine without IEEE single-precision evaluation (FLT_EVAL_METHOD ≠
+// 0, not x86-64), or when switched off for tests. A logit soft cap and a logit bias are applied
+// to each logit in Sim's own operations, as the generic code does. cfg must already be validated
+// against the shapes.
 bool attention_f32_native(const Mat<Sim<Format::f32>>& q, const Mat<Sim<Format::f32>>& k,
                           const Mat<Sim<Format::f32>>& v, const AttentionConfig& cfg, bool contract,
                           Mat<Sim<Format::f32>>& out);
