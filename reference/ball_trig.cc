@@ -67,6 +67,16 @@ const Constants& constants() {
   return c;
 }
 
+namespace {
+
+// Where the table path applies: a finite midpoint with |x| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2
+// are exact) and a narrow ball. Elsewhere MPFR on the midpoint.
+bool by_table(const Ball& x) {
+  return std::isfinite(x.hi()) && std::fabs(x.hi()) <= 0x1p21 && x.rad() <= 1e-6;
+}
+
+// The balls of sin x and cos x from one lane's series: j = 0 takes h's own (S_0 = 0, C_0 = 1),
+// and the quadrant k mod 4 maps (sin r, cos r) to (sin x, cos x).
 BallSinCos finish(const Series<double>& s, int j, double kd) {
   const Ball sb = checked_run(j == 0 ? s.sh : s.sr);
   const Ball cb = checked_run(j == 0 ? s.ch : s.cr);
@@ -82,6 +92,8 @@ BallSinCos finish(const Series<double>& s, int j, double kd) {
       return {-cb, sb};
   }
 }
+
+}  // namespace
 
 }  // namespace trig_core
 

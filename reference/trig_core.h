@@ -1,13 +1,13 @@
 // The steps of the ball sine and cosine (ball_trig.cc, where the method and its bounds are
 // written) for double and for the four-lane vector of sin_cos_many's AVX2 path
 // (ball_trig_avx2.cc): the same operations in the same order on runs (run.h), so that both give
-// the very same balls. Internal to the Ball implementation.
+// the very same balls. Internal to the Ball implementation; it includes neither ball.h nor MPFR,
+// so that the AVX2 file compiles no code a baseline caller could pick up.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-#include "reference/ball.h"
 #include "reference/run.h"
 
 namespace lmo::ref::trig_core {
@@ -24,12 +24,6 @@ struct Constants {
   std::array<double, 2 * kTable + 1> s_hi, s_lo, s_e, c_hi, c_lo, c_e;
 };
 const Constants& constants();
-
-// Where the table path applies: a finite midpoint with |x| ≤ 2^21 (so |k| < 2^21 and k·p1, k·p2
-// are exact) and a narrow ball. Elsewhere MPFR on the midpoint (ball_trig.cc).
-inline bool by_table(const Ball& x) {
-  return std::isfinite(x.hi()) && std::fabs(x.hi()) <= 0x1p21 && x.rad() <= 1e-6;
-}
 
 // r = x − k·π/2 on runs.
 template <class T>
@@ -90,9 +84,5 @@ struct Lanes {
 // The lanes of x_i = {xh[i], xl[i]} ± xr[i], i < n rounded down to a multiple of 4, every x_i
 // satisfying by_table; out[i/4] for each group. Defined in ball_trig_avx2.cc.
 void lanes_avx2(const double* xh, const double* xl, const double* xr, int64_t n, Lanes* out);
-
-// The balls of sin x and cos x from one lane's series: j = 0 takes h's own (S_0 = 0, C_0 = 1),
-// and the quadrant k mod 4 maps (sin r, cos r) to (sin x, cos x). Defined in ball_trig.cc.
-BallSinCos finish(const Series<double>& s, int j, double kd);
 
 }  // namespace lmo::ref::trig_core
