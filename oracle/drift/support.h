@@ -40,6 +40,9 @@ std::vector<T> as(const std::vector<double>& v) {
   return as<T>(std::span<const double>(v));
 }
 
+// Whether a ball serves as a drift audit's exact value: its radius below 2^-60 of its value.
+inline bool tight(const ref::Ball& b) { return b.rad() <= std::fabs(b.hi()) * 0x1p-60; }
+
 // The exact values of a formula through the certified evaluation ([certified]): f on balls
 // (reference/ball.h), accepted when no comparison was undecided and every radius is below 2^-60
 // of its value (2^-7 of a double's last place: invisible in any drift statistic); otherwise f in
@@ -48,14 +51,14 @@ template <class F>
 std::vector<mp> exact_values(F&& f) {
   const uint64_t before = ref::ball_undecided();
   const std::vector<ref::Ball> balls = f.template operator()<ref::Ball>();
-  bool tight = ref::ball_undecided() == before;
+  bool all_tight = ref::ball_undecided() == before;
   std::vector<mp> out;
   out.reserve(balls.size());
   for (const ref::Ball& b : balls) {
-    tight = tight && b.rad() <= std::fabs(b.hi()) * 0x1p-60;
+    all_tight = all_tight && tight(b);
     out.push_back(ref::to_mp(b));
   }
-  if (tight) return out;
+  if (all_tight) return out;
   return f.template operator()<mp>();
 }
 
@@ -69,7 +72,7 @@ std::vector<mp> exact_each(std::span<const X> xs, F&& f) {
   for (const X& x : xs) {
     const uint64_t before = ref::ball_undecided();
     const ref::Ball b = f.template operator()<ref::Ball>(x);
-    if (ref::ball_undecided() == before && b.rad() <= std::fabs(b.hi()) * 0x1p-60) {
+    if (ref::ball_undecided() == before && tight(b)) {
       out.push_back(ref::to_mp(b));
     } else {
       out.push_back(f.template operator()<mp>(x));

@@ -362,7 +362,7 @@ CheckReport judge_outputs_in_blocks(const Case& c, const Op& op, const Source& s
       for (size_t k = 0; k < decls.size(); ++k) {
         Judged& o = outs[k];
         if (o.given.f != f) continue;
-        const OutputValues<ref::Ball>* balls = bl.balls.balls ? &(*bl.balls.balls)[k] : nullptr;
+        const OutputValues<ref::Ball>* balls = bl.balls_of(k);
         const OutputValues<ref::mp>* x = balls ? nullptr : &bl.exact[k];
         if (o.given.gold && slice_rows(*o.given.gold, rows, bl.begin, bl.end) !=
                                 (balls ? rounded_output(block_decls[k], bl.balls, k, o.given.of)

@@ -75,7 +75,7 @@ RowBlock RowBlocks::block(int64_t b, int64_t e, bool need_mp) {
 JudgeReference RowBlocks::reference(const RowBlock& bl, size_t k, ref::Format compute,
                                     ref::Format of) const {
   const RecipeJudging& how = *how_[k];
-  const OutputValues<ref::Ball>* balls = bl.balls.balls ? &(*bl.balls.balls)[k] : nullptr;
+  const OutputValues<ref::Ball>* balls = bl.balls_of(k);
   const OutputValues<double>* naive = how.uses_naive ? &bl.naive.at(compute)[k] : nullptr;
   JudgeOptions jo = balls ? judge_options(how, *balls, naive, compute, bound_)
                           : judge_options(how, bl.exact[k], naive, compute, bound_);

@@ -36,6 +36,10 @@ struct RowBlock {
   ExactValues balls;                             // the certified balls, where they serve the judge
   Outputs<ref::mp> exact;                        // the exact values otherwise
   std::map<ref::Format, Outputs<double>> naive;  // the naive run in each compute format asked
+  // Output k's balls, or null where the block holds mp values.
+  const OutputValues<ref::Ball>* balls_of(size_t k) const {
+    return balls.balls ? &(*balls.balls)[k] : nullptr;
+  }
 };
 
 // Where a caller reports the seconds spent (verify's times); null members are not counted.
