@@ -65,10 +65,8 @@ Ball around_mpfr(const mp& y, double spread) {
 Ball checked_run(Run r) { return checked(r.v, r.e); }
 
 LMO_FMA_CLONES Ball horner(std::span<const Ball> c, const Ball& x) {
-  const Run xr = run_of(x);
-  Run v = run_of(c.back());
-  for (size_t k = c.size() - 1; k-- > 0;) v = run_of(c[k]) + xr * v;
-  return checked_run(v);
+  return checked_run(run_horner<double>(
+      c.size(), [&](size_t k) { return run_of(c[k]); }, run_of(x)));
 }
 
 }  // namespace ball_detail

@@ -38,8 +38,8 @@ Ball via_mp(const Ball& x, F f, double lipschitz) {
 // The ball of a run: undecided where a word or the bound overflowed.
 Ball checked_run(Run r);
 
-// Σ_k c_k·x^k by Horner, v ← c_k + x·v, on runs (above). For the short series of ball_trig.cc
-// and erfcx_taylor.cc: finite coefficients and |x| < 1 (a non-finite result is undecided).
+// Σ_k c_k·x^k on balls by run_horner (run.h), for erfcx_taylor.cc's polynomial: finite
+// coefficients and |x| < 1 (a non-finite result is undecided).
 Ball horner(std::span<const Ball> c, const Ball& x);
 
 }  // namespace lmo::ref::ball_detail

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 
 #include "reference/double_double.h"
 
@@ -62,6 +63,16 @@ template <class T>
 [[gnu::always_inline]] inline T run_max(RunOf<T> a) {
   using std::fabs;
   return up_of((fabs(a.v.hi) + fabs(a.v.lo) + a.e) * T(1 + 0x1p-52));
+}
+
+// Σ_k c_k·x^k for k < n by Horner, v ← c_k + x·v, on runs; coefficient(k) gives c_k as a run of
+// T. The short series of the sine and cosine (trig_core.h) and erfcx's polynomial
+// (ball_detail::horner) both run it.
+template <class T, class Coefficient>
+[[gnu::always_inline]] inline RunOf<T> run_horner(size_t n, Coefficient&& coefficient, RunOf<T> x) {
+  RunOf<T> v = coefficient(n - 1);
+  for (size_t k = n - 1; k-- > 0;) v = coefficient(k) + x * v;
+  return v;
 }
 
 }  // namespace lmo::ref

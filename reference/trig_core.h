@@ -38,8 +38,7 @@ template <class T>
 [[gnu::always_inline]] inline RunOf<T> short_series(const std::array<Run, kTerms>& c, RunOf<T> h2,
                                                     T tail) {
   const auto at = [&](size_t k) { return RunOf<T>{{T(c[k].v.hi), T(c[k].v.lo)}, T(c[k].e)}; };
-  RunOf<T> v = at(kTerms - 1);
-  for (size_t k = kTerms - 1; k-- > 0;) v = at(k) + h2 * v;
+  RunOf<T> v = run_horner<T>(kTerms, at, h2);
   v.e = up_of(v.e + tail);
   return v;
 }
