@@ -44,7 +44,7 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
   const void* dx = call.upload(x, bytes_of(s, rows * d));
   const void* dg = call.upload(gamma, bytes_of(s, d));
   void* dy = call.alloc(bytes_of(s, rows * d));
-  call.run(launch_rmsnorm(s, dx, dg, dy, rows, d, eps, one_plus_gamma, nullptr));
+  call.run([=] { return launch_rmsnorm(s, dx, dg, dy, rows, d, eps, one_plus_gamma, nullptr); });
   call.download(y, dy, bytes_of(s, rows * d));
   call.finish();
 }
@@ -61,7 +61,7 @@ void layernorm(Storage s, const void* x, const void* gamma, const void* beta, vo
   const void* dg = call.upload(gamma, bytes_of(s, d));
   const void* db = call.upload(beta, bytes_of(s, d));
   void* dy = call.alloc(bytes_of(s, rows * d));
-  call.run(launch_layernorm(s, dx, dg, db, dy, rows, d, eps, nullptr));
+  call.run([=] { return launch_layernorm(s, dx, dg, db, dy, rows, d, eps, nullptr); });
   call.download(y, dy, bytes_of(s, rows * d));
   call.finish();
 }
@@ -74,7 +74,7 @@ void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
   void* dp = call.alloc(bytes_of(s, rows * n));
-  call.run(launch_softmax(s, dz, dp, rows, n, nullptr));
+  call.run([=] { return launch_softmax(s, dz, dp, rows, n, nullptr); });
   call.download(p, dp, bytes_of(s, rows * n));
   call.finish();
 }
@@ -87,7 +87,7 @@ void logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n) {
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
   auto* dl = static_cast<float*>(call.alloc(static_cast<size_t>(rows) * sizeof(float)));
-  call.run(launch_logsumexp(s, dz, dl, rows, n, nullptr));
+  call.run([=] { return launch_logsumexp(s, dz, dl, rows, n, nullptr); });
   call.download(logz, dl, static_cast<size_t>(rows) * sizeof(float));
   call.finish();
 }
@@ -109,7 +109,9 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
   auto* dloss = static_cast<float*>(call.alloc(row_floats));
   auto* dlogz = static_cast<float*>(call.alloc(row_floats));
   void* dg = grad ? call.alloc(bytes_of(s, rows * vocab)) : nullptr;
-  call.run(launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, nullptr));
+  call.run([=] {
+    return launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, nullptr);
+  });
   call.download(loss, dloss, row_floats);
   call.download(logz, dlogz, row_floats);
   if (grad) call.download(grad, dg, bytes_of(s, rows * vocab));
@@ -125,7 +127,7 @@ void softcap(Storage s, const void* z, void* y, int64_t n, float cap) {
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, n));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_softcap(s, dz, dy, n, cap, nullptr));
+  call.run([=] { return launch_softcap(s, dz, dy, n, cap, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }
@@ -139,7 +141,7 @@ void activation(Activation act, Storage s, const void* x, void* y, int64_t n) {
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, n));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_activation(act, s, dx, dy, n, nullptr));
+  call.run([=] { return launch_activation(act, s, dx, dy, n, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }
@@ -154,7 +156,7 @@ void glu_gate(Activation act, Storage s, const void* gate, const void* up, void*
   const void* dg = call.upload(gate, bytes_of(s, n));
   const void* du = call.upload(up, bytes_of(s, n));
   void* dh = call.alloc(bytes_of(s, n));
-  call.run(launch_glu_gate(act, s, dg, du, dh, n, nullptr));
+  call.run([=] { return launch_glu_gate(act, s, dg, du, dh, n, nullptr); });
   call.download(h, dh, bytes_of(s, n));
   call.finish();
 }
@@ -176,7 +178,7 @@ void rope(Storage s, const void* x, const int64_t* positions, void* y, const Rop
   const auto* df =
       static_cast<const double*>(call.upload(inv_freq.data(), inv_freq.size() * sizeof(double)));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_rope(s, dx, dp, df, cos_sin_factor, dy, shape, nullptr));
+  call.run([=] { return launch_rope(s, dx, dp, df, cos_sin_factor, dy, shape, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }
@@ -191,7 +193,7 @@ void rope_table(Storage s, const void* x, Storage table, const void* cos_sin, vo
   const void* dx = call.upload(x, bytes_of(s, n));
   const void* dt = call.upload(cos_sin, bytes_of(table, shape.tokens * shape.rotary_dims));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_rope_table(s, dx, table, dt, dy, shape, nullptr));
+  call.run([=] { return launch_rope_table(s, dx, table, dt, dy, shape, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }

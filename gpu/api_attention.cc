@@ -62,7 +62,7 @@ void run_attention(const char* fn, Storage s, const void* q, const void* k, cons
     a.doc_ids = nullptr;
   }
   void* d_o = call.alloc(bytes_of(s, a.q_len * hd));
-  call.run(launch_attention(s, dq, dk, dv, d_o, a, scale, nullptr));
+  call.run([=] { return launch_attention(s, dq, dk, dv, d_o, a, scale, nullptr); });
   call.download(o, d_o, bytes_of(s, a.q_len * hd));
   call.finish();
 }
@@ -134,7 +134,9 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   auto* work =
       static_cast<double*>(call.alloc(static_cast<size_t>(h * (dc + dr)) * sizeof(double)));
   void* d_o = call.alloc(bytes_of(s, h * dc));
-  call.run(launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, d_o, a, scale, nullptr));
+  call.run([=] {
+    return launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, d_o, a, scale, nullptr);
+  });
   call.download(o, d_o, bytes_of(s, h * dc));
   call.finish();
 }

@@ -46,7 +46,7 @@ class DeviceBlock {
   float* to_f32(const void* host, int64_t n) {
     const void* raw = call_.upload(host, bytes_of(s_, n));
     float* out = floats(n);
-    call_.run(launch_convert(s_, raw, Storage::f32, out, n, nullptr));
+    call_.run([=, this] { return launch_convert(s_, raw, Storage::f32, out, n, nullptr); });
     return out;
   }
 
@@ -88,7 +88,7 @@ class DeviceBlock {
   // out [tokens, cols] = u [tokens, d] · w [d, cols].
   float* project(const float* u, const float* w, int64_t cols) {
     float* out = floats(a_.tokens * cols);
-    call_.run(launch_project_f32(u, w, out, a_.tokens, a_.d, cols, nullptr));
+    call_.run([=, this] { return launch_project_f32(u, w, out, a_.tokens, a_.d, cols, nullptr); });
     return out;
   }
 
@@ -106,7 +106,7 @@ class DeviceBlock {
     const float scale =
         kernels::detail::checked_scale("gpu::decoder_block", 0.0f, c.head_dim, "1/√(d/h)");
     float* o = floats(n_);
-    call_.run(launch_attention(Storage::f32, q, k, v, o, c, scale, nullptr));
+    call_.run([=, this] { return launch_attention(Storage::f32, q, k, v, o, c, scale, nullptr); });
     return project(o, w_o_, a_.d);
   }
 
@@ -115,22 +115,26 @@ class DeviceBlock {
     float* h = floats(a_.tokens * a_.d_ff);
     float* out = floats(n_);
     const bool glu = a_.ffn == BlockFfn::swiglu;
-    call_.run(launch_ffn(glu ? Activation::silu : Activation::gelu, Storage::f32, u, w1_,
-                         glu ? v_ : nullptr, nullptr, w2_, nullptr, h, out, a_.tokens, a_.d,
-                         a_.d_ff, nullptr));
+    call_.run([=, this] {
+      return launch_ffn(glu ? Activation::silu : Activation::gelu, Storage::f32, u, w1_,
+                        glu ? v_ : nullptr, nullptr, w2_, nullptr, h, out, a_.tokens, a_.d, a_.d_ff,
+                        nullptr);
+    });
     return out;
   }
 
   // RMSNorm of u's rows with γ and the block's ε.
   float* norm(const float* gamma, const float* u) {
     float* out = floats(n_);
-    call_.run(launch_rmsnorm(Storage::f32, u, gamma, out, a_.tokens, a_.d, a_.eps, false, nullptr));
+    call_.run([=, this] {
+      return launch_rmsnorm(Storage::f32, u, gamma, out, a_.tokens, a_.d, a_.eps, false, nullptr);
+    });
     return out;
   }
 
   float* add(const float* x, const float* y) {
     float* out = floats(n_);
-    call_.run(launch_add_f32(x, y, out, n_, nullptr));
+    call_.run([=, this] { return launch_add_f32(x, y, out, n_, nullptr); });
     return out;
   }
 
@@ -173,7 +177,7 @@ void decoder_block(Storage s, const void* x, const DecoderBlockWeights& w, void*
   const float* x32 = block.to_f32(x, n);
   const float* y32 = block.forward(x32);
   void* dy = call.alloc(bytes_of(s, n));
-  call.run(launch_convert(Storage::f32, y32, s, dy, n, nullptr));
+  call.run([=] { return launch_convert(Storage::f32, y32, s, dy, n, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }

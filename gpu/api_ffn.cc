@@ -28,7 +28,9 @@ void run_ffn(const char* fn, Activation act, Storage s, const void* x, const voi
   const void* db2 = b2 ? call.upload(b2, bytes_of(s, d)) : nullptr;
   auto* dh = static_cast<float*>(call.alloc(static_cast<size_t>(tokens * d_ff) * sizeof(float)));
   void* dy = call.alloc(bytes_of(s, tokens * d));
-  call.run(launch_ffn(act, s, dx, dup, dv, db1, dw2, db2, dh, dy, tokens, d, d_ff, nullptr));
+  call.run([=] {
+    return launch_ffn(act, s, dx, dup, dv, db1, dw2, db2, dh, dy, tokens, d, d_ff, nullptr);
+  });
   call.download(y, dy, bytes_of(s, tokens * d));
   call.finish();
 }

@@ -32,7 +32,9 @@ void moe_router(Storage s, const void* logits, const void* bias, int64_t tokens,
   auto* de = static_cast<int64_t*>(call.alloc(bytes_of_i64(tokens * k)));
   void* dg = call.alloc(detail::bytes_of(s, tokens * k));
   auto* da = affinities ? static_cast<float*>(call.alloc(bytes_of_f32(tokens * n))) : nullptr;
-  call.run(launch_moe_router(s, dz, db, tokens, moe::route_shape(cfg), de, dg, da, nullptr));
+  call.run([=] {
+    return launch_moe_router(s, dz, db, tokens, moe::route_shape(cfg), de, dg, da, nullptr);
+  });
   call.download(experts, de, bytes_of_i64(tokens * k));
   call.download(gates, dg, detail::bytes_of(s, tokens * k));
   if (affinities) call.download(affinities, da, bytes_of_f32(tokens * n));
@@ -53,8 +55,10 @@ void expert_balance(int64_t tokens, int64_t n_experts, int64_t top_k, const int6
                  : nullptr;
   auto* dc = static_cast<int64_t*>(call.alloc(bytes_of_i64(n_experts)));
   auto* dp = static_cast<float*>(call.alloc(bytes_of_f32(n_experts)));
-  call.run(launch_expert_balance(tokens, n_experts, top_k, de, da, normalize_affinities, dt, dc, dp,
-                                 nullptr));
+  call.run([=] {
+    return launch_expert_balance(tokens, n_experts, top_k, de, da, normalize_affinities, dt, dc, dp,
+                                 nullptr);
+  });
   call.download(counts, dc, bytes_of_i64(n_experts));
   call.download(p, dp, bytes_of_f32(n_experts));
   call.finish();
@@ -68,7 +72,9 @@ float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, i
   const auto* dc = static_cast<const int64_t*>(call.upload(counts, bytes_of_i64(n_experts)));
   const auto* dp = static_cast<const float*>(call.upload(p, bytes_of_f32(n_experts)));
   auto* dl = static_cast<float*>(call.alloc(sizeof(float)));
-  call.run(launch_load_balance_loss(dc, dp, tokens, n_experts, top_k, alpha, dl, nullptr));
+  call.run([=] {
+    return launch_load_balance_loss(dc, dp, tokens, n_experts, top_k, alpha, dl, nullptr);
+  });
   float loss = 0;
   call.download(&loss, dl, sizeof(float));
   call.finish();
@@ -84,7 +90,7 @@ void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n
   const void* dc = call.upload(bias, detail::bytes_of(s, n));
   const auto* dl = static_cast<const int64_t*>(call.upload(load, bytes_of_i64(n)));
   void* dn = call.alloc(detail::bytes_of(s, n));
-  call.run(launch_aux_free_update(s, dc, dl, n, total, gamma, dn, nullptr));
+  call.run([=] { return launch_aux_free_update(s, dc, dl, n, total, gamma, dn, nullptr); });
   call.download(new_bias, dn, detail::bytes_of(s, n));
   call.finish();
 }

@@ -32,7 +32,7 @@ void sinusoidal_pe(Storage s, const int64_t* positions, void* pe, int64_t tokens
   const auto* dhi = static_cast<const double*>(call.upload(turns.hi.data(), half * sizeof(double)));
   const auto* dlo = static_cast<const double*>(call.upload(turns.lo.data(), half * sizeof(double)));
   void* dpe = call.alloc(detail::bytes_of(s, tokens * d));
-  call.run(launch_sinusoidal_pe(s, dp, dhi, dlo, dpe, tokens, d, nullptr));
+  call.run([=] { return launch_sinusoidal_pe(s, dp, dhi, dlo, dpe, tokens, d, nullptr); });
   call.download(pe, dpe, detail::bytes_of(s, tokens * d));
   call.finish();
 }
@@ -52,7 +52,7 @@ void learned_position(Storage s, const void* token_table, int64_t vocab, const v
   const auto* dids = static_cast<const int64_t*>(call.upload(token_ids, index_bytes));
   const auto* dpos = static_cast<const int64_t*>(call.upload(positions, index_bytes));
   void* dh = call.alloc(detail::bytes_of(s, tokens * d));
-  call.run(launch_learned_position(s, dv, du, dids, dpos, dh, tokens, d, nullptr));
+  call.run([=] { return launch_learned_position(s, dv, du, dids, dpos, dh, tokens, d, nullptr); });
   call.download(h, dh, detail::bytes_of(s, tokens * d));
   call.finish();
 }
@@ -68,7 +68,9 @@ void shaw_logits(Storage s, const void* q, const void* k, const void* rel_k, voi
   const void* dk = call.upload(k, detail::bytes_of(s, n_k * d_k));
   const void* drel = call.upload(rel_k, detail::bytes_of(s, (2 * max_relative_position + 1) * d_k));
   void* de = call.alloc(detail::bytes_of(s, n_q * n_k));
-  call.run(launch_shaw_logits(s, dq, dk, drel, de, n_q, n_k, d_k, max_relative_position, nullptr));
+  call.run([=] {
+    return launch_shaw_logits(s, dq, dk, drel, de, n_q, n_k, d_k, max_relative_position, nullptr);
+  });
   call.download(e, de, detail::bytes_of(s, n_q * n_k));
   call.finish();
 }
@@ -103,8 +105,10 @@ void t5_bias(Storage s, const void* table, void* bias, const T5BiasShape& shape)
   rule.thresholds = static_cast<const int64_t*>(
       call.upload(thresholds.data(), thresholds.size() * sizeof(int64_t)));
   void* dbias = call.alloc(detail::bytes_of(s, out));
-  call.run(launch_t5_bias(s, dtable, dbias, rule, shape.heads, shape.query_len, shape.key_len,
-                          shape.query_offset, nullptr));
+  call.run([=] {
+    return launch_t5_bias(s, dtable, dbias, rule, shape.heads, shape.query_len, shape.key_len,
+                          shape.query_offset, nullptr);
+  });
   call.download(bias, dbias, detail::bytes_of(s, out));
   call.finish();
 }

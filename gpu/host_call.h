@@ -1,18 +1,21 @@
 // One host call of gpu/api.h's functions (gpu/api.cc, gpu/api_attention.cc): the device
 // buffers it owns, the checks of its CUDA calls (a failure throws std::runtime_error naming the
 // function, the CUDA call and the error), and the storage check and the byte sizes of stored
-// arrays. Internal to gpu/.
+// arrays; and the replay of its launches an installed launch observer receives
+// (gpu/launch_observer.h). Internal to gpu/.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gpu/api.h"
+#include "gpu/launch_observer.h"
 #include "kernels/api/validate.h"  // check_storage
 
 namespace lmo::gpu::detail {
@@ -57,17 +60,31 @@ class Call {
     return p;
   }
 
-  // The launch's own error, then the kernel's (reported when the stream completes).
-  void run(cudaError_t launched) const {
-    check("kernel launch", launched);
+  // Enqueues launch() (a callable returning the launcher's cudaError_t), then checks the launch's
+  // own error and the kernel's (reported when the stream completes). With a launch observer
+  // installed on this thread, the launch is kept for the replay finish() hands it: the launch
+  // must then capture its arguments by value (pointers to the call's device buffers).
+  template <class Launch>
+  void run(Launch launch) {
+    check("kernel launch", launch());
     check("kernel execution (cudaStreamSynchronize)", cudaStreamSynchronize(nullptr));
+    if (ObservedLaunches::current()) launches_.emplace_back(std::move(launch));
   }
 
   void download(void* host, const void* dev, size_t bytes) const {
     check("cudaMemcpy (device to host)", cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
   }
 
+  // Hands the observer, if one is installed, the replay of this call's launches while its device
+  // buffers still exist; then frees them, checking each free.
   void finish() {
+    if (LaunchObserver* o = ObservedLaunches::current(); o && !launches_.empty()) {
+      o->on_call(fn_, [this] {
+        for (const std::function<cudaError_t()>& l : launches_)
+          check("kernel launch (replay)", l());
+      });
+    }
+    launches_.clear();
     std::vector<void*> owned;
     owned.swap(owned_);
     for (void* p : owned) check("cudaFree", cudaFree(p));
@@ -76,6 +93,7 @@ class Call {
  private:
   const char* fn_;
   std::vector<void*> owned_;
+  std::vector<std::function<cudaError_t()>> launches_;  // kept only while observed
 };
 
 }  // namespace lmo::gpu::detail
