@@ -122,9 +122,13 @@ Workload make(const Found& w, Backend& backend, ref::Format f, int64_t rows) {
   out.bytes = traffic(w, c, *op, f);
   oracle::InputSet in = bench_inputs(w, c, *op, f, rows);
   auto st = std::make_shared<WorkloadState>(std::move(c), std::move(op), std::move(in), f);
-  const ref::Tensor& main = st->in.all().front().second;
-  out.shape = shape_text(main.shape());
-  out.elements = main.numel();
+  // The main array (BenchShape::row): the first input, or the first output where that input
+  // holds less than a row per row (a write-only op: sinusoidal_pe's positions).
+  const ref::Tensor& first = st->in.all().front().second;
+  const std::vector<int64_t> main =
+      first.numel() >= rows * w.shape->row ? first.shape() : st->op->outputs().front().shape;
+  out.shape = shape_text(main);
+  out.elements = ref::checked_numel(main, 1);
   BackendCall call = backend_call(std::move(st), backend);
   out.run = std::move(call.run);
   out.check_written = std::move(call.check_written);

@@ -20,8 +20,8 @@ namespace lmo::bench {
 struct Workload {
   std::string name;      // the record's bench name: the op's, or a variant's ("softcap_wide")
   std::string op;        // the op it runs
-  std::string shape;     // the main input's shape, e.g. "8192x4096"
-  int64_t elements = 0;  // of the main input
+  std::string shape;     // the main array's shape (BenchShape::row), e.g. "8192x4096"
+  int64_t elements = 0;  // of the main array
   int64_t bytes = 0;     // compulsory traffic of one call (even, as measure_bandwidth needs)
   std::function<void()> run;
   std::shared_ptr<void> state;  // the case, op, inputs and buffers the call uses
@@ -33,7 +33,7 @@ struct Workload {
 // Every bench shape of the registry, in registry order.
 std::vector<std::string> memory_workload_names();
 
-// The workload `name` in storage format f with about `elements` elements in its main input
+// The workload `name` in storage format f with about `elements` elements in its main array
 // (rounded down to whole rows, at least one), run by `backend`. Throws std::invalid_argument for
 // an unknown name or a backend that does not run it (with its reason), InputError (case_error.h)
 // where the size is beyond the op's limits.

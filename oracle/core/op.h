@@ -246,7 +246,9 @@ inline OutputPolicy selection_output(std::string output, Policy p, std::string w
 // output written once, from the case's declarations.
 struct BenchShape {
   std::string name;  // the bench row's name: the op's, or a variant's of its own ("softcap_wide")
-  int64_t row = 1;   // elements of the main input per row
+  // Elements of the main array per row: the first input, or the first output for an op that
+  // reads less than a row per row (sinusoidal_pe writes its encoding from one position a row).
+  int64_t row = 1;
   std::function<nlohmann::json(int64_t rows)> params;
   nlohmann::json inputs = nlohmann::json::object();  // input overrides, as a case's "inputs"
   // Inputs the op declares that its kernels do not read, left out of the traffic (rope_table's

@@ -254,6 +254,29 @@ ComputeShape prefill_bench() {
       }};
 }
 
+// One decode step of Llama 3 70B's attention (64 query heads on 8 KV heads, d 128) over a cache
+// of 16·tokens: 4d operations per cached key and query head, against the sgemm of one KV group's
+// query heads' Q Kᵀ.
+ComputeShape decode_bench() {
+  static constexpr int64_t kHeads = 64, kKvHeads = 8, kDim = 128, kCachePerToken = 16;
+  return {
+      "attention_decode",
+      [](int64_t tokens) {
+        return nlohmann::json{
+            {"cache_len", kCachePerToken * tokens}, {"h", kHeads}, {"g", kKvHeads}, {"d", kDim}};
+      },
+      [](int64_t tokens) {
+        ComputeCount c;
+        const int64_t cache = kCachePerToken * tokens;
+        c.shape = "h" + std::to_string(kHeads) + " g" + std::to_string(kKvHeads) + " d" +
+                  std::to_string(kDim) + " cache " + std::to_string(cache);
+        c.size = cache;
+        c.flops = 4.0 * kDim * kHeads * static_cast<double>(cache);
+        c.gemm_m = kHeads / kKvHeads, c.gemm_n = cache, c.gemm_k = kDim;
+        return c;
+      }};
+}
+
 }  // namespace
 
 void add_attention_ops(std::vector<OpInfo>& ops) {
@@ -277,7 +300,9 @@ void add_attention_ops(std::vector<OpInfo>& ops) {
                  {reduction_output(naive_policy(),
                                    "one query against the KV cache: QKᵀ, softmax "
                                    "and PV, reductions over the cache")},
-                 {"flash-attention"}});
+                 {"flash-attention"},
+                 {},
+                 {decode_bench()}});
 }
 
 }  // namespace lmo::oracle

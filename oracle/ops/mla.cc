@@ -1,5 +1,7 @@
 #include "oracle/ops/mla.h"
 
+#include <string>
+
 #include "oracle/core/decimal_text.h"
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
@@ -27,6 +29,36 @@ std::optional<MlaYarn> read_mla_yarn(ParamReader& r, const MlaDecodeParams& p) {
   const double m = r.real("mscale_all_dim", 0, 100, 0.0);
   if (m > 0) y.mscale_all_dim = shortest_decimal(m);
   return y;
+}
+
+// One absorbed decode step with DeepSeek-V2's widths (128 heads, d_h 128, d_h^R 64, d_c 512) over
+// a cache of 16·tokens. Its useful operations: the absorption q̃ = q^C·W^UKᵀ (2·d_c·d_h per
+// head), then per head and cached key q·k over d_c + d_h^R and p·v over d_c; against the sgemm
+// of all heads' logits, h × cache × (d_c + d_h^R).
+ComputeShape mla_decode_bench() {
+  static constexpr int64_t kHeads = 128, kHeadDim = 128, kRopeDim = 64, kLatentDim = 512,
+                           kCachePerToken = 16;
+  return {"mla_decode",
+          [](int64_t tokens) {
+            return nlohmann::json{{"cache_len", kCachePerToken * tokens},
+                                  {"h", kHeads},
+                                  {"d_h", kHeadDim},
+                                  {"d_rope", kRopeDim},
+                                  {"d_c", kLatentDim}};
+          },
+          [](int64_t tokens) {
+            ComputeCount c;
+            const int64_t cache = kCachePerToken * tokens;
+            c.shape = "h" + std::to_string(kHeads) + " d_h" + std::to_string(kHeadDim) + " d_r" +
+                      std::to_string(kRopeDim) + " d_c" + std::to_string(kLatentDim) + " cache " +
+                      std::to_string(cache);
+            c.size = cache;
+            c.flops = static_cast<double>(kHeads) *
+                      (2.0 * kLatentDim * kHeadDim +
+                       static_cast<double>(cache) * 2.0 * (2 * kLatentDim + kRopeDim));
+            c.gemm_m = kHeads, c.gemm_n = cache, c.gemm_k = kLatentDim + kRopeDim;
+            return c;
+          }};
 }
 
 }  // namespace
@@ -99,7 +131,9 @@ void add_mla_ops(std::vector<OpInfo>& ops) {
                  {reduction_output(naive_policy(),
                                    "latent up-projections, QKᵀ, softmax and PV: "
                                    "a composition of reductions")},
-                 {"flash-mla"}});
+                 {"flash-mla"},
+                 {},
+                 {mla_decode_bench()}});
 }
 
 }  // namespace lmo::oracle

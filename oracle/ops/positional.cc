@@ -248,6 +248,15 @@ std::unique_ptr<Op> make_t5(ParamReader& r) {
   return std::make_unique<PositionalOp>(p);
 }
 
+// The bench shape: the encoding of a 1024-wide model (BERT-large's, GPT-2 medium's) at positions
+// below 2^20. It is written, not read: its traffic is the encoding and 8 bytes of position a row.
+BenchShape sinusoidal_bench() {
+  return {
+      "sinusoidal_pe", 1024, [](int64_t tokens) {
+        return nlohmann::json{{"tokens", tokens}, {"d", 1024}, {"max_position", int64_t{1} << 20}};
+      }};
+}
+
 }  // namespace
 
 void add_positional_ops(std::vector<OpInfo>& ops) {
@@ -258,7 +267,9 @@ void add_positional_ops(std::vector<OpInfo>& ops) {
                  KernelEntry::kSinusoidalPe,
                  {reduction_output(naive_policy(),
                                    "sin/cos of p·10000^(−2i/d), phase rounded first: only an "
-                                   "absolute bound holds near zeros")}});
+                                   "absolute bound holds near zeros")},
+                 {},
+                 {sinusoidal_bench()}});
   ops.push_back({"learned_position",
                  "F08",
                  "h_t = V[token_t] + U[position_t]",

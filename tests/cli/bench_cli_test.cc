@@ -9,6 +9,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "tests/support/run_cli.h"
@@ -23,6 +24,19 @@ lmo::testdata::CliResult run_cli(const std::string& args) {
   return lmo::testdata::run_cli(LMO_BIN, args);
 }
 
+// The JSON rows of `bench --quick --json <args>`, which must exit 0 with `count` rows (else the
+// test fails with the output).
+nlohmann::json quick_rows(const std::string& args, size_t count) {
+  const auto r = run_cli("bench --quick --json " + args);
+  if (r.code != 0) throw std::runtime_error("exit " + std::to_string(r.code) + ": " + r.out);
+  nlohmann::json rows = nlohmann::json::parse(r.out).at("rows");
+  if (rows.size() != count) {
+    throw std::runtime_error(std::to_string(rows.size()) + " rows, expected " +
+                             std::to_string(count) + ": " + r.out);
+  }
+  return rows;
+}
+
 TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
   const auto r = run_cli("bench --quick --json --format bf16 --format f32");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -33,8 +47,9 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
     EXPECT_TRUE(row.at("backend").get<std::string>().starts_with("fast-")) << row;
     const std::string f = row.at("format");
     EXPECT_TRUE(f == "bf16" || f == "f32") << row;
-    // Memory-bound rows: bytes/s over memcpy; compute-bound rows (attention): FLOP/s over sgemm.
-    const bool flops = row.at("op") == "attention";
+    // Memory-bound rows: bytes/s over memcpy; compute-bound rows (attention, its decode step and
+    // MLA decode): FLOP/s over sgemm.
+    const bool flops = row.contains("flops_per_s");
     const char* rate = flops ? "flops_per_s" : "bytes_per_s";
     const char* base = flops ? "sgemm_flops_per_s" : "memcpy_bytes_per_s";
     EXPECT_GT(row.at(rate).get<double>(), 0) << row;
@@ -57,7 +72,8 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
   EXPECT_EQ(j.at("rows").size(), 2 * ops.size());
   for (const char* op :
        {"rmsnorm", "layernorm", "softmax", "cross_entropy", "rope", "rope_table", "swiglu_gate",
-        "geglu_gate", "reglu_gate", "geglu_tanh_gate", "softcap", "softcap_wide", "attention"}) {
+        "geglu_gate", "reglu_gate", "geglu_tanh_gate", "softcap", "softcap_wide", "sinusoidal_pe",
+        "attention", "attention_decode", "mla_decode"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
   // Ops of the list without a fast kernel would be named here; every one has one now.
@@ -65,11 +81,8 @@ TEST(BenchCli, QuickJsonRowsCarryTheTrafficAndTheRatio) {
 }
 
 TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
-  const auto r = run_cli("bench --quick --json --format bf16 --filter 'softcap|glu'");
-  ASSERT_EQ(r.code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 6u) << r.out;
-  for (const auto& row : j.at("rows")) {
+  const nlohmann::json rows = quick_rows("--format bf16 --filter 'softcap|glu'", 6);
+  for (const auto& row : rows) {
     const int64_t n = row.at("size");
     EXPECT_EQ(n, int64_t{1} << 20);
     // bf16: 2 bytes an element; softcap reads z and writes y, a GLU gate reads two and writes one.
@@ -82,14 +95,12 @@ TEST(BenchCli, BytesAreEachInputReadOnceAndEachOutputWrittenOnce) {
 // The in-cache size: the most whole rows whose traffic is at most 256 KiB, at least one row; each
 // timed batch moves at least the large size's traffic and at least 16 MiB.
 TEST(BenchCli, InCacheSizeIsTheMostWholeRowsWithin256KiB) {
-  const auto r = run_cli(
-      "bench --quick --json --format bf16 --filter '^(rmsnorm|layernorm|cross_entropy|softcap|"
-      "geglu_gate|rope_table)$'");
-  ASSERT_EQ(r.code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 6u) << r.out;
+  const nlohmann::json rows = quick_rows(
+      "--format bf16 --filter '^(rmsnorm|layernorm|cross_entropy|softcap|"
+      "geglu_gate|rope_table)$'",
+      6);
   const int64_t limit = 256 * 1024;
-  for (const auto& row : j.at("rows")) {
+  for (const auto& row : rows) {
     const std::string op = row.at("op");
     const int64_t n = row.at("cache_size"), bytes = row.at("cache_bytes");
     // bf16: 2 bytes an element. Expected sizes are worked out by hand from the traffic formulas.
@@ -124,13 +135,10 @@ TEST(BenchCli, InCacheSizeIsTheMostWholeRowsWithin256KiB) {
 // With N threads the in-cache size is the most whole rows within N · 256 KiB, so that every
 // thread has rows to split (each core has an L2 of its own).
 TEST(BenchCli, InCacheSizeGrowsWithTheThreads) {
-  const auto r =
-      run_cli("bench --quick --json --threads 2 --format bf16 --filter '^(rmsnorm|softcap)$'");
-  ASSERT_EQ(r.code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 2u) << r.out;
+  const nlohmann::json rows =
+      quick_rows("--threads 2 --format bf16 --filter '^(rmsnorm|softcap)$'", 2);
   const int64_t limit = 2 * 256 * 1024;
-  for (const auto& row : j.at("rows")) {
+  for (const auto& row : rows) {
     const int64_t n = row.at("cache_size"), bytes = row.at("cache_bytes");
     if (row.at("op") == "rmsnorm") {  // gamma 8 KiB once, 16 KiB a row: 8 + 31·16 = 504 KiB
       EXPECT_EQ(n, 31 * 4096) << row;
@@ -143,25 +151,50 @@ TEST(BenchCli, InCacheSizeGrowsWithTheThreads) {
 }
 
 TEST(BenchCli, AttentionFlopsAreTheVisiblePairsOperations) {
-  const auto r = run_cli("bench --quick --json --format f32 --filter '^attention$'");
-  ASSERT_EQ(r.code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 1u) << r.out;
-  const auto& row = j.at("rows")[0];
+  const nlohmann::json rows = quick_rows("--format f32 --filter '^attention$'", 1);
+  const auto& row = rows[0];
   // --quick: 256 tokens, causal: 256·257/2 visible pairs per head; 8 heads of d 128, 4d each.
   EXPECT_EQ(row.at("size").get<int64_t>(), 256 * 257 / 2) << row;
   EXPECT_EQ(row.at("flops").get<double>(), 4.0 * 128 * 8 * (256 * 257 / 2)) << row;
   EXPECT_EQ(row.at("sgemm_shape").get<std::string>(), "256x256x128") << row;
 }
 
+// The decode steps over a cache of 16 times --quick's 256 tokens: Llama 3 70B's 64 query heads on
+// 8 KV heads, 4d per cached key and query head, against one KV group's Q Kᵀ; DeepSeek-V2's MLA
+// (128 heads, d_h 128, d_h^R 64, d_c 512): the absorption 2·d_c·d_h per head, then per head and
+// key q·k over d_c + d_h^R and p·v over d_c, against all heads' logits.
+TEST(BenchCli, DecodeFlopsAreTheCachedKeysOperations) {
+  const nlohmann::json rows = quick_rows("--format f32 --filter 'decode'", 2);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("size").get<int64_t>(), 4096) << row;
+    if (row.at("op") == "attention_decode") {
+      EXPECT_EQ(row.at("flops").get<double>(), 4.0 * 128 * 64 * 4096) << row;
+      EXPECT_EQ(row.at("sgemm_shape").get<std::string>(), "8x4096x128") << row;
+    } else {
+      EXPECT_EQ(row.at("op"), "mla_decode") << row;
+      EXPECT_EQ(row.at("flops").get<double>(),
+                128.0 * (2 * 512 * 128 + 4096.0 * 2 * (2 * 512 + 64)))
+          << row;
+      EXPECT_EQ(row.at("sgemm_shape").get<std::string>(), "128x4096x576") << row;
+    }
+  }
+}
+
+// The sinusoidal encoding is written, not read: its size and shape are the encoding's (1024 wide),
+// its bytes the encoding written plus each token's i64 position read.
+TEST(BenchCli, SinusoidalBytesAreTheEncodingWrittenAndThePositionsRead) {
+  const nlohmann::json rows = quick_rows("--format bf16 --filter '^sinusoidal_pe$'", 1);
+  const auto& row = rows[0];
+  EXPECT_EQ(row.at("size").get<int64_t>(), int64_t{1} << 20) << row;
+  EXPECT_EQ(row.at("shape").get<std::string>(), "1024x1024") << row;
+  EXPECT_EQ(row.at("bytes").get<int64_t>(), 2 * (int64_t{1} << 20) + 1024 * 8) << row;
+}
+
 // RoPE on Llama 3.1 8B's 32 × 128 query heads: x in and y out, plus per token its i64 position
 // (rope) or its f32 cos/sin table row of 128 values (rope_table).
 TEST(BenchCli, RopeBytesCountPositionsOrTableRows) {
-  const auto r = run_cli("bench --quick --json --format bf16 --filter '^rope'");
-  ASSERT_EQ(r.code, 0) << r.out;
-  const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.at("rows").size(), 2u) << r.out;
-  for (const auto& row : j.at("rows")) {
+  const nlohmann::json rows = quick_rows("--format bf16 --filter '^rope'", 2);
+  for (const auto& row : rows) {
     const int64_t n = row.at("size"), tokens = n / 4096;
     EXPECT_EQ(n, int64_t{1} << 20);
     const int64_t per_token = row.at("op") == "rope" ? 8 : 128 * 4;
