@@ -16,7 +16,7 @@
 #include "bench/flop_rate.h"
 #include "bench/memory_workloads.h"
 #include "bench_gpu.h"
-#include "bench_gpu_compute.h"
+#include "fast/storage.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
 #include "fast/threads.h"
@@ -56,16 +56,17 @@ std::optional<lmo::fast::SimdTarget> parse_backend(const std::string& name) {
                        ", got \"" + name + "\"");
 }
 
-std::vector<lmo::fast::Storage> parse_formats(const std::vector<std::string>& names) {
-  if (names.empty()) return {lmo::fast::Storage::f32, lmo::fast::Storage::bf16};
-  std::vector<lmo::fast::Storage> out;
+// The kernels' storage formats (fast/storage.h: the gpu backend stores the same three).
+std::vector<lmo::ref::Format> parse_formats(const std::vector<std::string>& names) {
+  if (names.empty()) return {lmo::ref::Format::f32, lmo::ref::Format::bf16};
+  std::vector<lmo::ref::Format> out;
   for (const std::string& n : names) {
     const auto s = lmo::fast::parse_storage(n);
     if (!s) {
       throw InputError("command line", "--format",
                        "expected a fast/ storage format (f32, bf16, f16), got \"" + n + "\"");
     }
-    out.push_back(*s);
+    out.push_back(*lmo::ref::parse_format(lmo::fast::storage_name(*s)));
   }
   return out;
 }
@@ -96,6 +97,25 @@ void print_row(const nlohmann::json& r) {
               cache ? r["bound"].get<std::string>().c_str() : "-");
 }
 
+void print_compute_header() {
+  std::printf("%-16s %-12s %-6s %-40s %9s %12s %7s\n", "op", "backend", "format", "shape",
+              "GFLOP/s", "sgemm GFLOP/s", "ratio");
+}
+
+// One compute-bound row (fast and gpu alike).
+void print_compute_row(const nlohmann::json& r) {
+  std::printf("%-16s %-12s %-6s %-40s %9.2f %12.2f %7.2f\n", r["op"].get<std::string>().c_str(),
+              r["backend"].get<std::string>().c_str(), r["format"].get<std::string>().c_str(),
+              r["shape"].get<std::string>().c_str(), r["flops_per_s"].get<double>() / 1e9,
+              r["sgemm_flops_per_s"].get<double>() / 1e9, r["ratio"].get<double>());
+}
+
+// What the compute rows count, whatever the backend.
+constexpr const char* kFlopsNote =
+    "GFLOP/s: the op record's useful operations (attention: 4d per visible (query, key) pair and "
+    "query head; MLA decode: the absorption, then q·k over d_c + d_r and p·v over d_c per head "
+    "and cached key); ";
+
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& a) {
@@ -119,7 +139,7 @@ int run_bench(const BenchArgs& a) {
   const bool gpu = a.backend == "gpu";
   const std::optional<lmo::fast::SimdTarget> forced =
       gpu ? std::nullopt : parse_backend(a.backend);
-  const std::vector<lmo::fast::Storage> formats = parse_formats(a.formats);
+  const std::vector<lmo::ref::Format> formats = parse_formats(a.formats);
   if (a.threads < 1 || a.threads > 1024) {
     throw InputError("command line", "--threads", "expected 1 … 1024, got " + std::to_string(a.threads));
   }
@@ -140,25 +160,39 @@ int run_bench(const BenchArgs& a) {
     throw InputError("command line", "--filter",
                      "expected a regular expression, got \"" + a.filter + "\" (" + e.what() + ")");
   }
+  // The compute-bound workloads' tokens (prefill; the decode steps' caches are 16 times longer).
+  const int64_t tokens = a.quick ? 256 : 2048;
   if (gpu) {
-    nlohmann::json rows = lmo::tools::gpu_bench_rows(formats, size, reps, filter);
-    const nlohmann::json compute =
-        lmo::tools::gpu_compute_bench_rows(formats, a.quick ? 256 : 2048, reps, filter);
+    const lmo::tools::GpuBenchRows g =
+        lmo::tools::gpu_bench_rows(formats, size, tokens, reps, filter);
     if (a.json) {
-      for (const nlohmann::json& r : compute) rows.push_back(r);
-      std::cout << nlohmann::json{{"rows", rows}, {"not_measured", nlohmann::json::array()}}.dump(2)
-                << "\n";
+      nlohmann::json rows = g.memory;
+      for (const nlohmann::json& r : g.compute) rows.push_back(r);
+      std::cout << nlohmann::json{{"rows", rows}, {"not_measured", g.not_measured}}.dump(2) << "\n";
       return 0;
     }
-    if (!rows.empty()) {
+    if (!g.memory.empty()) {
       print_header();
-      for (const nlohmann::json& r : rows) print_row(r);
-      std::printf("bytes: each input read once and each output written once; ratio: over a "
-                  "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing), "
-                  "median of %d\n",
-                  reps);
+      for (const nlohmann::json& r : g.memory) print_row(r);
+      std::printf(
+          "bytes: each input read once and each output written once; ratio: over a "
+          "device-to-device cudaMemcpy of the same bytes in this run (cudaEvent timing "
+          "of the kernels on device buffers, without the host copies), median of %d\n",
+          reps);
     }
-    lmo::tools::print_gpu_compute_rows(compute, reps);
+    if (!g.compute.empty()) {
+      print_compute_header();
+      for (const nlohmann::json& r : g.compute) print_compute_row(r);
+      std::printf(
+          "%sratio: over cuBLAS SGEMM (f32) of the shape m x n x k in the JSON rows, in "
+          "this run (cudaEvent timing of the kernels on device buffers), median of %d; "
+          "the kernels compute in double\n",
+          kFlopsNote, reps);
+    }
+    for (const nlohmann::json& r : g.not_measured) {
+      std::printf("not measured: %s %s: %s\n", r["op"].get<std::string>().c_str(),
+                  r["format"].get<std::string>().c_str(), r["reason"].get<std::string>().c_str());
+    }
     return 0;
   }
   // The target, forced for the whole run (the dispatched one when none is asked for): the fast
@@ -184,14 +218,13 @@ int run_bench(const BenchArgs& a) {
 
   nlohmann::json rows = nlohmann::json::array();
   bool memory_header = false;  // each table's header is printed before its first row
-  for (lmo::fast::Storage s : formats) {
-    const lmo::ref::Format f = *lmo::ref::parse_format(lmo::fast::storage_name(s));
+  for (lmo::ref::Format f : formats) {
     for (const std::string& name : lmo::bench::memory_workload_names()) {
       if (!std::regex_search(name, filter)) continue;
       const lmo::bench::Workload w = lmo::bench::memory_workload(name, *runner, f, size);
       if (tty)
         std::fprintf(stderr, "\rbench: %s %s ...   ", w.name.c_str(),
-                     lmo::fast::storage_name(s).data());
+                     lmo::ref::format_name(f).data());
       // The same kernel in cache, against the large size's memcpy: below the goal there, the
       // kernel is compute-bound and no memory-side change can bring it to the goal. Its batches
       // alternate with the large kernel and memcpy runs, so that all three see the same load.
@@ -207,7 +240,7 @@ int run_bench(const BenchArgs& a) {
       w.check_written();
       cw.check_written();
       const double cache_ratio = c.bytes_per_s / m.memcpy_bytes_per_s;
-      const std::string format(lmo::fast::storage_name(s));
+      const std::string format(lmo::ref::format_name(f));
       rows.push_back({{"op", w.name},
                       {"backend", backend},
                       {"format", format},
@@ -238,20 +271,18 @@ int run_bench(const BenchArgs& a) {
     }
   }
   // Compute-bound kernels: GFLOP/s over a single-threaded OpenBLAS sgemm of one head's Q Kᵀ.
-  const int64_t tokens = a.quick ? 256 : 2048;
   bool compute_header = false;
-  for (lmo::fast::Storage s : formats) {
-    const lmo::ref::Format f = *lmo::ref::parse_format(lmo::fast::storage_name(s));
+  for (lmo::ref::Format f : formats) {
     for (const std::string& name : lmo::bench::compute_workload_names()) {
       if (!std::regex_search(name, filter)) continue;
       const lmo::bench::ComputeWorkload w = lmo::bench::compute_workload(name, *runner, f, tokens);
       if (tty)
         std::fprintf(stderr, "\rbench: %s %s ...   ", w.name.c_str(),
-                     lmo::fast::storage_name(s).data());
+                     lmo::ref::format_name(f).data());
       const lmo::bench::FlopSample m =
           lmo::bench::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
       w.check_written();
-      const std::string format(lmo::fast::storage_name(s));
+      const std::string format(lmo::ref::format_name(f));
       const std::string gemm_shape = std::to_string(w.gemm_m) + "x" + std::to_string(w.gemm_n) +
                                      "x" + std::to_string(w.gemm_k);
       rows.push_back({{"op", w.op}, {"backend", backend}, {"format", format},
@@ -262,13 +293,10 @@ int run_bench(const BenchArgs& a) {
                       {"ratio", m.ratio}});
       if (!a.json) {
         if (!compute_header) {
-          std::printf("%-14s %-12s %-6s %-26s %9s %12s %7s\n", "op", "backend", "format",
-                      "shape", "GFLOP/s", "sgemm GFLOP/s", "ratio");
+          print_compute_header();
           compute_header = true;
         }
-        std::printf("%-14s %-12s %-6s %-26s %9.2f %12.2f %7.2f\n", w.op.c_str(), backend.c_str(),
-                    format.c_str(), w.shape.c_str(), m.flops_per_s / 1e9,
-                    m.sgemm_flops_per_s / 1e9, m.ratio);
+        print_compute_row(rows.back());
       }
     }
   }
@@ -289,9 +317,10 @@ int run_bench(const BenchArgs& a) {
                   static_cast<long long>(kCacheBytes >> 10), kGoalRatio);
     }
     if (compute_header) {
-      std::printf("GFLOP/s: 4d per visible (query, key) pair and query head; ratio: over OpenBLAS "
-                  "sgemm (one thread) of one head's Q K^T in this run; %d thread(s), median of %d\n",
-                  a.threads, reps);
+      std::printf(
+          "%sratio: over OpenBLAS sgemm (one thread) of the shape m x n x k in the JSON "
+          "rows, in this run; %d thread(s), median of %d\n",
+          kFlopsNote, a.threads, reps);
     }
   }
   return 0;

@@ -1,49 +1,118 @@
 #include "bench_gpu.h"
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
-#include "bench/gpu/memory_workloads.h"
+#include "bench/attention_workloads.h"
+#include "bench/gpu/device_timing.h"
+#include "bench/memory_workloads.h"
 #include "gpu/api.h"
+#include "oracle/backends/backend.h"
 #endif
 
 namespace lmo::tools {
 
-nlohmann::json gpu_bench_rows(const std::vector<fast::Storage>& formats, int64_t size,
-                              int repetitions, const std::regex& filter) {
 #ifdef LMO_HAVE_CUDA
-  const gpu::DeviceInfo dev = gpu::query_device();
-  if (!dev.present) {
-    throw oracle::InputError("command line", "--backend",
-                             "gpu needs a usable CUDA device; none found (" + dev.reason +
-                                 "): run tools/gpu-check on a machine with one");
-  }
-  nlohmann::json rows = nlohmann::json::array();
-  for (fast::Storage s : formats) {
-    const gpu::Storage gs = s == fast::Storage::f32    ? gpu::Storage::f32
-                            : s == fast::Storage::bf16 ? gpu::Storage::bf16
-                                                       : gpu::Storage::f16;
-    for (const std::string& op : gpu::bench_ops()) {
-      if (!std::regex_search(op, filter)) continue;
-      const gpu::BenchRow m = gpu::bench(op, gs, size, repetitions);
-      rows.push_back({{"op", m.op},
-                      {"backend", "gpu"},
-                      {"format", fast::storage_name(s)},
-                      {"size", m.elements},
-                      {"shape", m.shape},
-                      {"bytes", m.bytes},
-                      {"device", dev.name},
-                      {"repetitions", m.repetitions},
-                      {"seconds", m.seconds},
-                      {"bytes_per_s", m.bytes_per_s},
-                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s},
-                      {"ratio", m.ratio}});
+namespace {
+
+std::unique_ptr<oracle::Backend> gpu_backend(const gpu::DeviceInfo& dev) {
+  if (dev.present) {
+    for (std::unique_ptr<oracle::Backend>& b : oracle::available_backends()) {
+      if (b->name() == "gpu") return std::move(b);
     }
   }
-  return rows;
+  throw oracle::InputError("command line", "--backend",
+                           "gpu needs a usable CUDA device; none found (" + dev.reason +
+                               "): run tools/gpu-check on a machine with one");
+}
+
+// The workload, or null with a not_measured entry where the gpu backend does not run it (the
+// workload's refusal names the reason; nothing is drawn or allocated before it).
+template <class W, class Make>
+std::unique_ptr<W> workload_or_skip(const std::string& name, ref::Format f, GpuBenchRows& out,
+                                    Make make) {
+  try {
+    return std::make_unique<W>(make());
+  } catch (const std::invalid_argument& e) {
+    out.not_measured.push_back(
+        {{"op", name}, {"format", std::string(ref::format_name(f))}, {"reason", e.what()}});
+    return nullptr;
+  }
+}
+
+}  // namespace
+#endif
+
+GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t size, int64_t tokens,
+                            int repetitions, const std::regex& filter) {
+#ifdef LMO_HAVE_CUDA
+  const gpu::DeviceInfo dev = gpu::query_device();
+  const std::unique_ptr<oracle::Backend> backend = gpu_backend(dev);
+  GpuBenchRows out;
+  for (ref::Format f : formats) {
+    const std::string format(ref::format_name(f));
+    for (const std::string& name : bench::memory_workload_names()) {
+      if (!std::regex_search(name, filter)) continue;
+      const auto w = workload_or_skip<bench::Workload>(
+          name, f, out, [&] { return bench::memory_workload(name, *backend, f, size); });
+      if (!w) continue;
+      const bench::gpu::DeviceTiming t =
+          bench::gpu::time_against_copy(w->run, w->bytes, repetitions);
+      // The first run (the one the replays repeat) wrote its whole output and nothing beyond.
+      w->check_written();
+      const double rate = static_cast<double>(w->bytes) / t.seconds;
+      const double copy_rate = static_cast<double>(w->bytes) / t.yardstick_seconds;
+      out.memory.push_back({{"op", w->name},
+                            {"backend", "gpu"},
+                            {"format", format},
+                            {"size", w->elements},
+                            {"shape", w->shape},
+                            {"bytes", w->bytes},
+                            {"device", dev.name},
+                            {"calls", t.calls},
+                            {"repetitions", t.repetitions},
+                            {"seconds", t.seconds},
+                            {"bytes_per_s", rate},
+                            {"memcpy_bytes_per_s", copy_rate},
+                            {"ratio", rate / copy_rate}});
+    }
+    for (const std::string& name : bench::compute_workload_names()) {
+      if (!std::regex_search(name, filter)) continue;
+      const auto w = workload_or_skip<bench::ComputeWorkload>(
+          name, f, out, [&] { return bench::compute_workload(name, *backend, f, tokens); });
+      if (!w) continue;
+      const bench::gpu::DeviceTiming t =
+          bench::gpu::time_against_sgemm(w->run, w->gemm_m, w->gemm_n, w->gemm_k, repetitions);
+      w->check_written();
+      const double rate = w->flops / t.seconds;
+      const double gemm_rate = 2.0 * static_cast<double>(w->gemm_m) *
+                               static_cast<double>(w->gemm_n) * static_cast<double>(w->gemm_k) /
+                               t.yardstick_seconds;
+      out.compute.push_back(
+          {{"op", w->op},
+           {"backend", "gpu"},
+           {"format", format},
+           {"size", w->size},
+           {"shape", w->shape},
+           {"flops", w->flops},
+           {"device", dev.name},
+           {"calls", t.calls},
+           {"repetitions", t.repetitions},
+           {"seconds", t.seconds},
+           {"flops_per_s", rate},
+           {"sgemm_shape", std::to_string(w->gemm_m) + "x" + std::to_string(w->gemm_n) + "x" +
+                               std::to_string(w->gemm_k)},
+           {"sgemm", "cuBLAS cublasSgemm (f32, default math mode)"},
+           {"sgemm_flops_per_s", gemm_rate},
+           {"ratio", rate / gemm_rate}});
+    }
+  }
+  return out;
 #else
-  (void)formats, (void)size, (void)repetitions, (void)filter;
+  (void)formats, (void)size, (void)tokens, (void)repetitions, (void)filter;
   throw oracle::InputError("command line", "--backend",
                            "gpu needs a build with CUDA; this lmoracle was built without nvcc (run "
                            "tools/gpu-check on a machine with a GPU and the CUDA toolkit)");

@@ -1,5 +1,5 @@
-// The timing loop of the GPU benchmarks (bench/gpu/memory_workloads.cu against a
-// device-to-device copy, bench/gpu/attention_workloads.cu against cuBLAS SGEMM): one untimed
+// The timing loop of the GPU benchmarks (bench/gpu/device_timing.cu: a call's replayed kernels
+// against a device-to-device copy or cuBLAS SGEMM): one untimed
 // warm-up call of the kernel and of its yardstick, then `repetitions` calls of each, alternating
 // so that clock and thermal drift reach both alike, each timed with cudaEvents on the default
 // stream; the medians.

@@ -8,13 +8,12 @@
 //   - an if-chain: `== "op"` for three or more ops in one file.
 // The activation names relu, gelu, gelu_tanh and silu are also values of the `act` parameter
 // (reference/activation_kind.h), so lists and maps of those alone are activations, not ops.
-// The files kAllowed still hold lists, each with the work that removes it; the test fails if
-// one of them no longer does, so the allowance cannot outlive its reason.
+// No file is exempt: the GPU bench, the last to keep its own list, runs the registry's workloads
+// through the gpu backend (bench/gpu/device_timing.h).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -28,14 +27,6 @@ namespace lmo::oracle {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Files that still keep an op list, and why.
-const std::map<std::string, std::string> kAllowed = {
-    {"bench/gpu/memory_workloads.cu",
-     "the GPU bench workloads time device-resident kernels, which the gpu backend (host "
-     "buffers, copies each call) cannot (issue #22: one perf harness)"},
-    {"bench/gpu/attention_workloads.cu", "the GPU attention bench workloads, likewise"},
-};
 
 std::set<std::string> op_names() {
   std::set<std::string> names;
@@ -125,7 +116,6 @@ TEST(OpLists, TheDetectorSeesEachShape) {
 TEST(OpLists, NoOpNameInAHandWrittenList) {
   const fs::path root = LMO_SOURCE_DIR;
   const std::set<std::string> ops = op_names(), acts = activation_names();
-  std::set<std::string> with_lists;
   int scanned = 0;
   for (const char* top :
        {"reference", "kernels", "fast", "gpu", "oracle", "tools", "python/src", "bench"}) {
@@ -140,8 +130,6 @@ TEST(OpLists, NoOpNameInAHandWrittenList) {
       ++scanned;
       const std::vector<std::string> lists = op_lists_in(code_of(e.path()), ops, acts);
       if (lists.empty()) continue;
-      with_lists.insert(rel);
-      if (kAllowed.count(rel)) continue;
       for (const std::string& l : lists) {
         ADD_FAILURE() << rel << ": " << l
                       << " (derive it from the ops' records: op_registry(), OpInfo)";
@@ -149,10 +137,6 @@ TEST(OpLists, NoOpNameInAHandWrittenList) {
     }
   }
   EXPECT_GT(scanned, 300) << "the scan found too few sources under " << root;
-  for (const auto& [file, why] : kAllowed) {
-    EXPECT_TRUE(with_lists.count(file))
-        << file << " no longer keeps an op list: remove it from kAllowed (" << why << ")";
-  }
 }
 
 }  // namespace
