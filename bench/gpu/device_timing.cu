@@ -54,6 +54,7 @@ class DeviceArray {
   void* get() const { return p_; }
   // Its first n floats from the pattern.
   void fill(int64_t n, uint32_t salt) {
+    if (n < 1) return;  // a grid of no blocks is a launch error
     fill_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 4096)), 256>>>(
         static_cast<float*>(p_), n, salt);
     check("fill", cudaGetLastError());
