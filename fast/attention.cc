@@ -17,7 +17,9 @@ namespace HWY_NAMESPACE {
 void Attention(Storage s, const void* q, const void* k, const void* v, void* o,
                const AttentionArgs& a, float scale) {
   const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
-  const detail::F32Operand qf(s, q, a.q_len * hd), kf(s, k, a.kv_len * gd), vf(s, v, a.kv_len * gd);
+  // The queries as f32 (a tile copies its rows); keys and values stay in s, widened block by
+  // block where a tile reads them (attention_core-inl.h).
+  const detail::F32Operand qf(s, q, a.q_len * hd);
   CoreArgs c;
   c.q_len = a.q_len;
   c.kv_len = a.kv_len;
@@ -26,9 +28,9 @@ void Attention(Storage s, const void* q, const void* k, const void* v, void* o,
   c.dk = c.dv = a.head_dim;
   c.q = qf.get();
   c.ldq = hd;
-  c.k = kf.get();
+  c.k = k;
   c.ldk = gd;
-  c.v = vf.get();
+  c.v = v;
   c.ldv = gd;
   c.ldo = hd;
   c.scale = scale;

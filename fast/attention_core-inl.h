@@ -1,5 +1,9 @@
 // Per-target core of fast/attention.h and fast/mla_decode.h: tiled attention with an online
-// softmax over key blocks, on f32 operands, storing the output in a storage format.
+// softmax over key blocks, on f32 queries and keys and values in the storage format, storing the
+// output in it. A bf16 or f16 key or value block is widened (exactly) to f32 where the tile reads
+// it, so that the matrix products (OpenBLAS, f32 only) take it: a decode step reads its cache
+// once in its own format instead of widening the whole cache first (twice the bytes, written and
+// read again).
 //
 // Work is cut into tiles of (KV head, a run of at most kHeadTile of its query heads, a run of
 // query rows), the tile's rows being every (query row, query head) pair in it, so that query
@@ -49,7 +53,8 @@ constexpr int64_t kKeyBlock = 128;
 constexpr int64_t kTileRows = 64;  // query rows × query heads per tile, at most
 constexpr int64_t kHeadTile = 16;  // query heads of one KV head per tile, at most
 
-// The f32 operands. Row t of a matrix starts at ptr + t·ld; head j's slice at column j·width.
+// The operands: q and q2 in f32, k, k2 and v in the core's storage format S (Elem<S>). Row t of
+// a matrix starts at ptr + t·ld; head j's slice at column j·width.
 struct CoreArgs {
   int64_t q_len = 1, kv_len = 1, heads = 1, kv_heads = 1;
   int64_t dk = 1;   // width of q and k per head
@@ -59,11 +64,11 @@ struct CoreArgs {
   int64_t ldq = 0;
   const float* q2 = nullptr;
   int64_t ldq2 = 0;
-  const float* k = nullptr;
+  const void* k = nullptr;
   int64_t ldk = 0;
-  const float* k2 = nullptr;
+  const void* k2 = nullptr;
   int64_t ldk2 = 0;
-  const float* v = nullptr;
+  const void* v = nullptr;
   int64_t ldv = 0;
   int64_t ldo = 0;
   float scale = 1, cap = 0;  // cap 0: no soft-cap
@@ -166,7 +171,7 @@ HWY_INLINE void StoreRow(D d, const float* HWY_RESTRICT acc, float l, Elem<S>* H
 // [kv · (kv_len + 1) + j]: a key block [j0, j0 + n) holds one iff the counts at its ends differ.
 // The value rows are scanned once per call here, not once per (row tile, key block) in the loop.
 // 0·x is 0 for a finite x and NaN for ±inf or NaN, so one vector sum of 0·x tells.
-template <class D>
+template <Storage S, class D>
 std::vector<int64_t> NonFiniteValueCounts(D d, const CoreArgs& a) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const auto zero = hn::Zero(d);
@@ -174,13 +179,15 @@ std::vector<int64_t> NonFiniteValueCounts(D d, const CoreArgs& a) {
   for (int64_t kv = 0; kv < a.kv_heads; ++kv) {
     int64_t* c_kv = &count[static_cast<size_t>(kv * (a.kv_len + 1))];
     for (int64_t j = 0; j < a.kv_len; ++j) {
-      const float* row = a.v + j * a.ldv + kv * a.dv;
+      const Elem<S>* row = static_cast<const Elem<S>*>(a.v) + j * a.ldv + kv * a.dv;
       auto acc = hn::Zero(d);
       int64_t c = 0;
-      for (; c + N <= a.dv; c += N) acc = hn::Add(acc, hn::Mul(hn::LoadU(d, row + c), zero));
-      bool finite = hn::AllFalse(d, hn::IsNaN(acc));
-      for (; c < a.dv; ++c) finite = finite && std::isfinite(row[c]);
-      c_kv[j + 1] = c_kv[j] + (finite ? 0 : 1);
+      for (; c + N <= a.dv; c += N) acc = hn::Add(acc, hn::Mul(LoadF<S>(d, row + c), zero));
+      if (c < a.dv) {
+        const size_t tail = static_cast<size_t>(a.dv - c);
+        acc = hn::Add(acc, hn::Mul(LoadTailF<S>(d, row + c, tail, 0.0f), zero));
+      }
+      c_kv[j + 1] = c_kv[j] + (hn::AllFalse(d, hn::IsNaN(acc)) ? 0 : 1);
     }
   }
   return count;
@@ -190,10 +197,11 @@ std::vector<int64_t> NonFiniteValueCounts(D d, const CoreArgs& a) {
 // hidden keys' P = 0 into their values, which is exact for finite values but makes 0·NaN = NaN
 // for a NaN or ±inf value at a hidden key, leaking it into rows that never see that key
 // (docs/nan-inf.md). So a block with a non-finite value is summed key by key, skipping them.
+// vb holds the block's value rows of the KV head (row c at vb + c·ldvb).
 inline void AddVisibleValues(const CoreArgs& a, const float* st, int64_t ld_st, int64_t rows,
-                             int64_t nh, int64_t i0, int64_t j0, int64_t n, int64_t kv,
-                             const std::vector<int64_t>& lo, const std::vector<int64_t>& hi,
-                             float* ot, int64_t ldo_tile) {
+                             int64_t nh, int64_t i0, int64_t j0, int64_t n, const float* vb,
+                             int64_t ldvb, const std::vector<int64_t>& lo,
+                             const std::vector<int64_t>& hi, float* ot, int64_t ldo_tile) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t qi = r / nh;
     const int64_t pos = a.kv_len - a.q_len + i0 + qi;
@@ -202,9 +210,37 @@ inline void AddVisibleValues(const CoreArgs& a, const float* st, int64_t ld_st, 
     for (int64_t c = c0; c < c1; ++c) {
       if (a.mask == AttentionMask::document && a.doc_ids[j0 + c] != a.doc_ids[pos]) continue;
       const float p = st[r * ld_st + c];
-      const float* vrow = a.v + (j0 + c) * a.ldv + kv * a.dv;
+      const float* vrow = vb + c * ldvb;
       for (int64_t e = 0; e < a.dv; ++e) orow[e] += p * vrow[e];
     }
+  }
+}
+
+// Rows [j0, j0 + n) of one head's slice (width w, from column col) of a matrix in S with row
+// stride ld, as f32 rows: in place for f32 (*ld_out = ld), else widened exactly into buf
+// (*ld_out = w).
+template <Storage S, class D>
+HWY_INLINE const float* BlockF32(D d, const void* base, int64_t ld, int64_t col, int64_t j0,
+                                 int64_t n, int64_t w, std::vector<float>& buf, int64_t* ld_out) {
+  const Elem<S>* p = static_cast<const Elem<S>*>(base) + j0 * ld + col;
+  if constexpr (S == Storage::f32) {
+    *ld_out = ld;
+    return p;
+  } else {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    buf.resize(static_cast<size_t>(n * w));
+    for (int64_t r = 0; r < n; ++r) {
+      const Elem<S>* src = p + r * ld;
+      float* dst = buf.data() + r * w;
+      int64_t c = 0;
+      for (; c + N <= w; c += N) hn::StoreU(LoadF<S>(d, src + c), d, dst + c);
+      if (c < w) {
+        const size_t tail = static_cast<size_t>(w - c);
+        StoreTailF<Storage::f32>(d, LoadTailF<S>(d, src + c, tail, 0.0f), dst + c, tail);
+      }
+    }
+    *ld_out = w;
+    return buf.data();
   }
 }
 
@@ -224,9 +260,11 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
   const int64_t row_tiles = (a.q_len + row_tile - 1) / row_tile;
   const int64_t ldo_tile = PaddedWidth(a.dv);
   blas_single_threaded();
-  const std::vector<int64_t> nonfinite = NonFiniteValueCounts(d, a);
+  const std::vector<int64_t> nonfinite = NonFiniteValueCounts<S>(d, a);
+  // MLA's keys are its values (both the latents c^KV): one widening serves both.
+  const bool values_are_keys = a.v == a.k && a.ldv == a.ldk && a.dv == a.dk;
   parallel_for(a.kv_heads * head_tiles * row_tiles, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> qt, q2t, st, ot, m, l;
+    std::vector<float> qt, q2t, st, ot, m, l, kbuf, k2buf, vbuf;
     std::vector<int64_t> lo, hi;
     for (int64_t task = begin; task < end; ++task) {
       const int64_t kv = task / (head_tiles * row_tiles);
@@ -257,11 +295,14 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
       }
       for (int64_t j0 = kmin; j0 < kmax; j0 += kKeyBlock) {
         const int64_t n = std::min(kKeyBlock, kmax - j0);
-        sgemm(rows, n, a.dk, 1.0f, qt.data(), a.dk, a.k + j0 * a.ldk + kv * a.dk, a.ldk, true, 0.0f,
-              st.data(), kKeyBlock);
+        int64_t ldkb = 0;
+        const float* kb = BlockF32<S>(d, a.k, a.ldk, kv * a.dk, j0, n, a.dk, kbuf, &ldkb);
+        sgemm(rows, n, a.dk, 1.0f, qt.data(), a.dk, kb, ldkb, true, 0.0f, st.data(), kKeyBlock);
         if (a.dk2 > 0) {
-          sgemm(rows, n, a.dk2, 1.0f, q2t.data(), a.dk2, a.k2 + j0 * a.ldk2 + kv * a.dk2, a.ldk2,
-                true, 1.0f, st.data(), kKeyBlock);
+          int64_t ldk2b = 0;
+          const float* k2b = BlockF32<S>(d, a.k2, a.ldk2, kv * a.dk2, j0, n, a.dk2, k2buf, &ldk2b);
+          sgemm(rows, n, a.dk2, 1.0f, q2t.data(), a.dk2, k2b, ldk2b, true, 1.0f, st.data(),
+                kKeyBlock);
         }
         for (int64_t r = 0; r < rows; ++r) {
           float* s = &st[r * kKeyBlock];
@@ -283,14 +324,16 @@ void AttentionCore(const CoreArgs& a, Elem<S>* o) {
           m[r] = m_new;
           if (corr != 1.0f) ScaleRow(d, &ot[r * ldo_tile], a.dv, corr);
         }
-        const float* vblock = a.v + j0 * a.ldv + kv * a.dv;
+        int64_t ldvb = ldkb;
+        const float* vb =
+            values_are_keys ? kb : BlockF32<S>(d, a.v, a.ldv, kv * a.dv, j0, n, a.dv, vbuf, &ldvb);
         const int64_t* bad = &nonfinite[static_cast<size_t>(kv * (a.kv_len + 1))];
         if (bad[j0 + n] == bad[j0]) {
-          sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, vblock, a.ldv, false, 1.0f, ot.data(),
+          sgemm(rows, a.dv, n, 1.0f, st.data(), kKeyBlock, vb, ldvb, false, 1.0f, ot.data(),
                 ldo_tile);
         } else {
-          AddVisibleValues(a, st.data(), kKeyBlock, rows, nh, i0, j0, n, kv, lo, hi, ot.data(),
-                           ldo_tile);
+          AddVisibleValues(a, st.data(), kKeyBlock, rows, nh, i0, j0, n, vb, ldvb, lo, hi,
+                           ot.data(), ldo_tile);
         }
       }
       for (int64_t r = 0; r < rows; ++r) {

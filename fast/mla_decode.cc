@@ -25,8 +25,9 @@ void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, co
                const void* w_uk, void* o, const MlaDecodeArgs& a, const std::vector<double>& angle,
                float scale) {
   const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len;
-  const detail::F32Operand qc(s, q_c, h * dh), qr(s, q_r, h * dr), ckv(s, c_kv, t * dc),
-      kr(s, k_r, t * dr), wuk(s, w_uk, dc * h * dh);
+  // The cache (c^KV, k^R) stays in s, widened block by block where a tile reads it
+  // (attention_core-inl.h).
+  const detail::F32Operand qc(s, q_c, h * dh), qr(s, q_r, h * dr), wuk(s, w_uk, dc * h * dh);
   blas_single_threaded();
   // q̃_i[r] = Σ_k W^UK[r, i·d_h + k] q^C_i[k]: one d_c × d_h product per head.
   std::vector<float> q_tilde(static_cast<size_t>(h * dc));
@@ -63,9 +64,9 @@ void MlaDecode(Storage s, const void* q_c, const void* q_r, const void* c_kv, co
   c.ldq = h * dc;
   c.q2 = q_rot.data();
   c.ldq2 = h * dr;
-  c.k = c.v = ckv.get();
+  c.k = c.v = c_kv;
   c.ldk = c.ldv = dc;
-  c.k2 = kr.get();
+  c.k2 = k_r;
   c.ldk2 = dr;
   c.ldo = h * dc;
   c.scale = scale;
