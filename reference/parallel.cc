@@ -17,6 +17,11 @@ namespace lmo::ref {
 namespace {
 std::atomic<int> g_threads{0};
 
+// Set on a worker while it runs its block: a loop inside a loop's body (a certified part whose
+// evaluator loops over rows, say) runs on that worker, serially, instead of starting threads²
+// threads.
+thread_local bool in_worker = false;
+
 // Boost's numeric_limits<mp> (min, max, epsilon, round_error, infinity, quiet_NaN) fill a
 // function-local static by hand (a flag set before the value), which is not thread-safe: two
 // workers making their first call at once could copy the value while it is still 0, so a fully
@@ -43,7 +48,7 @@ int reference_threads() {
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
   if (n <= 0) return;
-  const int64_t threads = std::min<int64_t>(reference_threads(), n);
+  const int64_t threads = in_worker ? 1 : std::min<int64_t>(reference_threads(), n);
   if (threads == 1) {
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
@@ -59,6 +64,7 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
     const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
     pool.emplace_back([&, begin, end, contract] {
       const FmaContraction scope(contract);
+      in_worker = true;
       try {
         for (int64_t i = begin; i < end; ++i) body(i);
       } catch (...) {

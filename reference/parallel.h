@@ -14,7 +14,8 @@ void set_reference_threads(int n);
 int reference_threads();
 
 // Calls body(i) for every i in [0, n), split into contiguous blocks over the threads. The first
-// exception a body throws is rethrown once every thread has stopped.
+// exception a body throws is rethrown once every thread has stopped. A call from inside a body
+// runs on the calling thread, serially.
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
 
 }  // namespace lmo::ref

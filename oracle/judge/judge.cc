@@ -607,26 +607,20 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact,
                                   std::to_string(n) + " outputs, got " +
                                   std::to_string(o.naive.size()));
     }
-    // One group: its blocks in parallel; several: the groups in parallel.
+    // The groups in parallel; one group's blocks in parallel (a loop inside a worker's body
+    // runs on that worker, reference/parallel.h).
     const int64_t groups = n / group_;
     std::vector<int64_t> excluded(static_cast<size_t>(groups), 0);
     naive_bounds_.resize(static_cast<size_t>(groups));
-    auto group_bound = [&](int64_t g) {
+    ref::parallel_for(groups, [&](int64_t g) {
       const size_t b = static_cast<size_t>(g * group_), len = static_cast<size_t>(group_);
       int64_t& ex = excluded[static_cast<size_t>(g)];
       const mp worst =
-          !balls.empty() ? naive_max_error(balls.subspan(b, len), o.naive.subspan(b, len), ex)
-          : groups == 1
-              ? naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex)
-              : naive_max_error_serial(exact.subspan(b, len), o.naive.subspan(b, len), ex);
+          !balls.empty()
+              ? naive_max_error(balls.subspan(b, len), o.naive.subspan(b, len), ex)
+              : naive_max_error_blocked(exact.subspan(b, len), o.naive.subspan(b, len), ex);
       naive_bounds_[static_cast<size_t>(g)] = mp(policy.naive_factor) * worst;
-    };
-    // naive_max_error on balls runs its own blocks in parallel.
-    if (groups == 1 || !balls.empty()) {
-      for (int64_t g = 0; g < groups; ++g) group_bound(g);
-    } else {
-      ref::parallel_for(groups, group_bound);
-    }
+    });
     for (int64_t g = 0; g < groups; ++g) {
       naive_excluded_ += excluded[static_cast<size_t>(g)];
       naive_bound_ =

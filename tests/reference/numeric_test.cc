@@ -1,10 +1,13 @@
+#include "reference/numeric.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "reference/linalg.h"
-#include "reference/numeric.h"
 #include "reference/parallel.h"
 
 namespace lmo::ref {
@@ -55,6 +58,26 @@ TEST(Parallel, EveryIndexOnceAndTheSameResultForAnyThreadCount) {
                  if (i == 7) throw std::runtime_error("x");
                }),
                std::runtime_error);
+}
+
+TEST(Parallel, ALoopInsideABodyRunsOnThatBodysThread) {
+  set_reference_threads(4);
+  std::vector<std::thread::id> outer(4), inner(16);
+  std::vector<std::atomic<int>> hits(16);
+  parallel_for(4, [&](int64_t i) {
+    outer[i] = std::this_thread::get_id();
+    parallel_for(4, [&](int64_t j) {
+      inner[i * 4 + j] = std::this_thread::get_id();
+      hits[i * 4 + j]++;
+    });
+  });
+  set_reference_threads(0);
+  for (int64_t k = 0; k < 16; ++k) {
+    EXPECT_EQ(hits[k].load(), 1) << k;
+    EXPECT_EQ(inner[k], outer[k / 4]) << k;
+  }
+  // The outer loop itself still spreads: its four indices ran on four threads.
+  EXPECT_EQ(std::set<std::thread::id>(outer.begin(), outer.end()).size(), 4u);
 }
 
 }  // namespace
