@@ -3,7 +3,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <iostream>
 
 #include "oracle/core/case_error.h"
+#include "oracle/core/stopwatch.h"
 #include "oracle/drift/drift.h"
 
 namespace {
@@ -67,7 +67,7 @@ int run_drift(const DriftArgs& a) {
     }
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = SteadyClock::now();
   const auto progress = [&](int64_t done, int64_t total, const std::string& what) {
     if (!tty) return;
     std::fprintf(stderr, "\r\033[K%s [%lld/%lld] %s", audit.name.c_str(),
@@ -76,8 +76,7 @@ int run_drift(const DriftArgs& a) {
   };
   const DriftResult r = run_drift_audit(audit, o, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = seconds_since(start);
   const nlohmann::json j = drift_json(r);
   if (a.json) {
     std::cout << j.dump(2) << "\n";

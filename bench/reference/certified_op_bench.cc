@@ -8,7 +8,6 @@
 //   build/bench/reference/certified_op_bench [--filter REGEX] [--case-file F]... [--no-mpfr]
 //                                            [--repeat N]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
@@ -18,18 +17,20 @@
 #include "oracle/core/case.h"
 #include "oracle/core/case_inputs.h"
 #include "oracle/core/certified.h"
+#include "oracle/core/stopwatch.h"
 #include "reference/ball_rounding.h"
 
 namespace {
 
 using lmo::oracle::Case;
-using Clock = std::chrono::steady_clock;
+using lmo::oracle::seconds_since;
+using lmo::oracle::SteadyClock;
 
 template <class F>
 double seconds(F&& f) {
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  return seconds_since(t0);
 }
 
 // The first run's time and the best of `repeat` runs.

@@ -1,17 +1,14 @@
 #include "oracle/judge/row_blocks.h"
 
-#include <chrono>
-
 #include "oracle/core/row_slice.h"
+#include "oracle/core/stopwatch.h"
 
 namespace lmo::oracle {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Adds the seconds since t0 to *to, where the caller counts them.
-void count(double* to, Clock::time_point t0) {
-  if (to) *to += std::chrono::duration<double>(Clock::now() - t0).count();
+void count(double* to, SteadyClock::time_point t0) {
+  if (to) *to += seconds_since(t0);
 }
 
 bool one_group(const RecipeJudging& h) { return h.uses_naive && h.group == 0; }
@@ -48,13 +45,13 @@ RowBlock RowBlocks::block(int64_t b, int64_t e, bool need_mp) {
   bl.end = e;
   bl.op = op_.with_rows(e - b);
   bl.in = row_slice(op_, in_, rows_, b, e);
-  auto t = Clock::now();
+  auto t = SteadyClock::now();
   ExactValues x = exact_values(*bl.op, bl.in, {&storage_, 1});
   count(times_.reference, t);
-  t = Clock::now();
+  t = SteadyClock::now();
   for (ref::Format f : computes_) bl.naive.emplace(f, bl.op->simulated(f, bl.in, bound_));
   count(times_.naive, t);
-  t = Clock::now();
+  t = SteadyClock::now();
   for (size_t k = 0; running_ && k < how_.size(); ++k) {
     if (!how_[k] || !one_group(*how_[k])) continue;
     for (ref::Format f : computes_) {
@@ -62,7 +59,7 @@ RowBlock RowBlocks::block(int64_t b, int64_t e, bool need_mp) {
     }
   }
   count(times_.judging, t);
-  t = Clock::now();
+  t = SteadyClock::now();
   if (x.balls && balls_serve_ && !need_mp) {
     bl.balls = std::move(x);
   } else {

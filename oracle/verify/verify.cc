@@ -1,7 +1,6 @@
 #include "oracle/verify/verify.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "oracle/core/case_inputs.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
+#include "oracle/core/stopwatch.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/recipe_judge.h"
 #include "oracle/judge/topk_pairing.h"
@@ -20,12 +20,6 @@
 
 namespace lmo::oracle {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string fmt(ref::Format f) { return std::string(ref::dtype_name(ref::format_dtype(f))); }
 
@@ -124,18 +118,18 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
   std::vector<GuardedBuffer> bufs = armed_outputs(op, storage);
   // The reference values first, so their time is not charged to the backend.
   const Outputs<ref::mp>& exact = ctx.exact();
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   try {
     backend.run(ctx, bufs);
   } catch (const std::exception& e) {
     row.pass = false;
     row.detail = std::string("the backend threw: ") + e.what();
-    row.seconds = since(t0);
+    row.seconds = seconds_since(t0);
     return row;
   }
   const bool is_ref = backend.name().rfind("ref", 0) == 0;
-  if (times && !is_ref) times->backends += since(t0);
-  const auto t1 = Clock::now();
+  if (times && !is_ref) times->backends += seconds_since(t0);
+  const auto t1 = SteadyClock::now();
   // The case's recipe (recipe.h): strict unless the case or --recipe names another.
   const BoundRecipe bound = bind_recipe(c.recipe, c.op, op, storage);
   // The top-k outputs first. Where a backend's selection differs from the reference's within
@@ -220,8 +214,8 @@ VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backen
         diagnose(values_op, c.op, ctx.in, values_exact, got, c.recipe, storage, false);
     if (!diag.empty()) row.detail += " (closest recipe: " + to_text(diag.front()) + ")";
   }
-  if (times) times->judging += since(t1);
-  row.seconds = since(t0);
+  if (times) times->judging += seconds_since(t1);
+  row.seconds = seconds_since(t0);
   return row;
 }
 
@@ -275,9 +269,9 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
       if (runnable.empty()) continue;
       if (!counted) ++rep.cases;
       counted = true;
-      auto t0 = Clock::now();
+      auto t0 = SteadyClock::now();
       const InputSet in = make_inputs(c, *op, storage, &draws);
-      rep.times.inputs += since(t0);
+      rep.times.inputs += seconds_since(t0);
       std::optional<Outputs<ref::mp>> exact;
       std::map<ref::Format, Outputs<double>> sims;
       RunContext ctx{c,
@@ -286,18 +280,18 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
                      in,
                      [&]() -> const Outputs<ref::mp>& {
                        if (!exact) {
-                         const auto t = Clock::now();
+                         const auto t = SteadyClock::now();
                          exact = exact_outputs(*op, in, {&storage, 1});
-                         rep.times.reference += since(t);
+                         rep.times.reference += seconds_since(t);
                        }
                        return *exact;
                      },
                      [&](ref::Format f) -> const Outputs<double>& {
                        auto it = sims.find(f);
                        if (it == sims.end()) {
-                         const auto t = Clock::now();
+                         const auto t = SteadyClock::now();
                          it = sims.emplace(f, op->simulated(f, in)).first;
-                         rep.times.naive += since(t);
+                         rep.times.naive += seconds_since(t);
                        }
                        return it->second;
                      }};

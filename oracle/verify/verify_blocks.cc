@@ -1,7 +1,6 @@
 #include "oracle/verify/verify_blocks.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,18 +12,13 @@
 #include "oracle/backends/kernel_call.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
+#include "oracle/core/stopwatch.h"
 #include "oracle/judge/policy_table.h"
 #include "oracle/judge/recipe_judge.h"
 #include "oracle/judge/row_blocks.h"
 
 namespace lmo::oracle {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // A backend's run: its outputs (whole) and, output by output, the verdicts of the blocks so far.
 struct Run {
@@ -54,7 +48,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     r.row.backend = b->name();
     r.row.format = storage;
     r.bufs = armed_outputs(op, storage);
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     try {
       b->run(ctx, r.bufs);
       r.ran = true;
@@ -63,7 +57,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
       r.row.pass = false;
       r.row.detail = std::string("the backend threw: ") + e.what();
     }
-    r.row.seconds = since(t0);
+    r.row.seconds = seconds_since(t0);
     if (times && b->name().rfind("ref", 0) != 0) times->backends += r.row.seconds;
     runs.push_back(std::move(r));
   }
@@ -85,7 +79,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
     }
   };
   const auto judge = [&](const RowBlock& bl) {
-    const auto t = Clock::now();
+    const auto t = SteadyClock::now();
     for (size_t k = 0; k < decls.size(); ++k) {
       // One reference per compute format, shared by the backends that compute in it.
       std::map<ref::Format, JudgeReference> judged;
@@ -100,7 +94,7 @@ std::vector<VerifyRow> run_and_judge_in_blocks(const Case& c, const Op& op, ref:
         r.verdicts[k].add(it->second, r.got[k], &r.bufs[k]);
       }
     }
-    if (times) times->judging += since(t);
+    if (times) times->judging += seconds_since(t);
   };
   const auto one_group_policy_failure = [&] {
     for (const Run& r : runs) {
