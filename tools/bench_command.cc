@@ -16,6 +16,7 @@
 #include "bench/flop_rate.h"
 #include "bench/memory_workloads.h"
 #include "bench_gpu.h"
+#include "bench_rows.h"
 #include "fast/storage.h"
 #include "fast/target_scope.h"
 #include "fast/targets.h"
@@ -240,27 +241,22 @@ int run_bench(const BenchArgs& a) {
       w.check_written();
       cw.check_written();
       const double cache_ratio = c.bytes_per_s / m.memcpy_bytes_per_s;
-      const std::string format(lmo::ref::format_name(f));
-      rows.push_back({{"op", w.name},
-                      {"backend", backend},
-                      {"format", format},
-                      {"size", w.elements},
-                      {"shape", w.shape},
-                      {"bytes", w.bytes},
-                      {"threads", a.threads},
-                      {"repetitions", m.repetitions},
-                      {"seconds", m.seconds},
-                      {"bytes_per_s", m.bytes_per_s},
-                      {"memcpy_bytes_per_s", m.memcpy_bytes_per_s},
-                      {"ratio", m.ratio},
-                      {"cache_size", cw.elements},
-                      {"cache_shape", cw.shape},
-                      {"cache_bytes", cw.bytes},
-                      {"cache_calls", c.calls},
-                      {"cache_seconds", c.seconds},
-                      {"cache_bytes_per_s", c.bytes_per_s},
-                      {"cache_ratio", cache_ratio},
-                      {"bound", cache_ratio < kGoalRatio ? "compute" : "memory"}});
+      nlohmann::json row = lmo::tools::memory_row(w, backend, f);
+      row.update({{"threads", a.threads},
+                  {"repetitions", m.repetitions},
+                  {"seconds", m.seconds},
+                  {"bytes_per_s", m.bytes_per_s},
+                  {"memcpy_bytes_per_s", m.memcpy_bytes_per_s},
+                  {"ratio", m.ratio},
+                  {"cache_size", cw.elements},
+                  {"cache_shape", cw.shape},
+                  {"cache_bytes", cw.bytes},
+                  {"cache_calls", c.calls},
+                  {"cache_seconds", c.seconds},
+                  {"cache_bytes_per_s", c.bytes_per_s},
+                  {"cache_ratio", cache_ratio},
+                  {"bound", cache_ratio < kGoalRatio ? "compute" : "memory"}});
+      rows.push_back(std::move(row));
       if (!a.json) {
         if (!memory_header) {
           print_header();
@@ -282,15 +278,14 @@ int run_bench(const BenchArgs& a) {
       const lmo::bench::FlopSample m =
           lmo::bench::measure_flops(w.flops, reps, w.run, w.gemm_m, w.gemm_n, w.gemm_k);
       w.check_written();
-      const std::string format(lmo::ref::format_name(f));
-      const std::string gemm_shape = std::to_string(w.gemm_m) + "x" + std::to_string(w.gemm_n) +
-                                     "x" + std::to_string(w.gemm_k);
-      rows.push_back({{"op", w.op}, {"backend", backend}, {"format", format},
-                      {"size", w.size}, {"shape", w.shape}, {"flops", w.flops},
-                      {"threads", a.threads}, {"repetitions", m.repetitions},
-                      {"seconds", m.seconds}, {"flops_per_s", m.flops_per_s},
-                      {"sgemm_shape", gemm_shape}, {"sgemm_flops_per_s", m.sgemm_flops_per_s},
-                      {"ratio", m.ratio}});
+      nlohmann::json row = lmo::tools::compute_row(w, backend, f);
+      row.update({{"threads", a.threads},
+                  {"repetitions", m.repetitions},
+                  {"seconds", m.seconds},
+                  {"flops_per_s", m.flops_per_s},
+                  {"sgemm_flops_per_s", m.sgemm_flops_per_s},
+                  {"ratio", m.ratio}});
+      rows.push_back(std::move(row));
       if (!a.json) {
         if (!compute_header) {
           print_compute_header();

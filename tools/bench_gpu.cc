@@ -9,6 +9,7 @@
 #include "bench/attention_workloads.h"
 #include "bench/gpu/device_timing.h"
 #include "bench/memory_workloads.h"
+#include "bench_rows.h"
 #include "gpu/api.h"
 #include "oracle/backends/backend.h"
 #endif
@@ -53,7 +54,6 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
   const std::unique_ptr<oracle::Backend> backend = gpu_backend(dev);
   GpuBenchRows out;
   for (ref::Format f : formats) {
-    const std::string format(ref::format_name(f));
     for (const std::string& name : bench::memory_workload_names()) {
       if (!std::regex_search(name, filter)) continue;
       const auto w = workload_or_skip<bench::Workload>(
@@ -65,19 +65,15 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
       w->check_written();
       const double rate = static_cast<double>(w->bytes) / t.seconds;
       const double copy_rate = static_cast<double>(w->bytes) / t.yardstick_seconds;
-      out.memory.push_back({{"op", w->name},
-                            {"backend", "gpu"},
-                            {"format", format},
-                            {"size", w->elements},
-                            {"shape", w->shape},
-                            {"bytes", w->bytes},
-                            {"device", dev.name},
-                            {"calls", t.calls},
-                            {"repetitions", t.repetitions},
-                            {"seconds", t.seconds},
-                            {"bytes_per_s", rate},
-                            {"memcpy_bytes_per_s", copy_rate},
-                            {"ratio", rate / copy_rate}});
+      nlohmann::json row = memory_row(*w, "gpu", f);
+      row.update({{"device", dev.name},
+                  {"calls", t.calls},
+                  {"repetitions", t.repetitions},
+                  {"seconds", t.seconds},
+                  {"bytes_per_s", rate},
+                  {"memcpy_bytes_per_s", copy_rate},
+                  {"ratio", rate / copy_rate}});
+      out.memory.push_back(std::move(row));
     }
     for (const std::string& name : bench::compute_workload_names()) {
       if (!std::regex_search(name, filter)) continue;
@@ -91,23 +87,16 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
       const double gemm_rate = 2.0 * static_cast<double>(w->gemm_m) *
                                static_cast<double>(w->gemm_n) * static_cast<double>(w->gemm_k) /
                                t.yardstick_seconds;
-      out.compute.push_back(
-          {{"op", w->op},
-           {"backend", "gpu"},
-           {"format", format},
-           {"size", w->size},
-           {"shape", w->shape},
-           {"flops", w->flops},
-           {"device", dev.name},
-           {"calls", t.calls},
-           {"repetitions", t.repetitions},
-           {"seconds", t.seconds},
-           {"flops_per_s", rate},
-           {"sgemm_shape", std::to_string(w->gemm_m) + "x" + std::to_string(w->gemm_n) + "x" +
-                               std::to_string(w->gemm_k)},
-           {"sgemm", "cuBLAS cublasSgemm (f32, default math mode)"},
-           {"sgemm_flops_per_s", gemm_rate},
-           {"ratio", rate / gemm_rate}});
+      nlohmann::json row = compute_row(*w, "gpu", f);
+      row.update({{"device", dev.name},
+                  {"calls", t.calls},
+                  {"repetitions", t.repetitions},
+                  {"seconds", t.seconds},
+                  {"flops_per_s", rate},
+                  {"sgemm", "cuBLAS cublasSgemm (f32, default math mode)"},
+                  {"sgemm_flops_per_s", gemm_rate},
+                  {"ratio", rate / gemm_rate}});
+      out.compute.push_back(std::move(row));
     }
   }
   return out;
