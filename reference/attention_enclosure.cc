@@ -23,6 +23,10 @@
 // dd::add(ŝ_j, −m), |x̂_j − x_j| ≤ δ_j = δ_s + kAddErr·|x̂_j| (plus 2^-1000 for underflow of low
 // words).
 //
+// Soft cap (Gemma 2's cap·tanh(s/cap), attention.h's soft_cap_logit). The logit ŝ_j ± δ_s is a
+// ball and the capped logit is cap·tanh(ŝ_j/cap) in ball arithmetic (ball.h's division, tanh and
+// product, each enclosing its exact result), whose radius takes the place of δ_s below.
+//
 // Exponentials. dd::exp: |ê − e^x̂| ≤ kExpErr·e^x̂ + kExpAbsErr, so |ê_j − e_j| ≤ ρ_j·e_j +
 // kExpAbsErr with ρ_j = (e^δ − 1) + kExpErr·e^δ ≤ (δ_j + kExpErr)·(1 + 2^-19) for δ_j ≤ 2^-20
 // (larger δ: the path declines). ρ is the row's largest ρ_j. Terms with ê_j < 2^-600 are left out
@@ -41,6 +45,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "reference/chain_bound.h"
 #include "reference/dd_exp.h"
@@ -219,6 +224,7 @@ class Evaluator {
     const Ball scale = attention_scale<Ball>(cfg);
     scale_ = scale.mid();
     scale_rad_ = scale.rad();
+    cap_ = attention_cap<Ball>(cfg);
     // K transposed per KV head (d rows of ldk keys, zero-padded), V's largest magnitude per head.
     kt_.assign(static_cast<size_t>(s_.g * s_.d * s_.ldk), 0.0);
     vmax_.assign(static_cast<size_t>(s_.g), 0.0);
@@ -261,6 +267,7 @@ class Evaluator {
   bool avx2_ = false;
   dd::DD scale_;
   double scale_rad_ = 0;
+  std::optional<Ball> cap_;  // the soft cap, if any
   std::vector<double> kt_;
   std::vector<double> vmax_;
 };
@@ -290,9 +297,16 @@ void Evaluator::logits(int64_t g, int64_t jlo, int64_t span, std::vector<Row>& r
                   kF * (std::fabs(scale_.hi) + scale_rad_) * dot_err) +
             kAbs;
         const size_t at = r * static_cast<size_t>(span) + static_cast<size_t>(j - jlo);
-        sh[at] = x.hi;
-        sl[at] = x.lo;
-        sd[at] = err;
+        if (cap_) {
+          const Ball capped = *cap_ * tanh(Ball::from_parts(x.hi, x.lo, up(err)) / *cap_);
+          sh[at] = capped.hi();
+          sl[at] = capped.lo();
+          sd[at] = capped.rad();
+        } else {
+          sh[at] = x.hi;
+          sl[at] = x.lo;
+          sd[at] = err;
+        }
       }
     }
   }
@@ -421,7 +435,7 @@ std::optional<std::vector<Ball>> attention_enclosure(const Mat<double>& q, const
                                                      const Mat<double>& v,
                                                      const AttentionConfig& cfg) {
   validate_attention(cfg, q.rows, q.cols, k.rows, k.cols, v.rows, v.cols, "attention_enclosure");
-  if (cfg.soft_cap || !cfg.logit_bias.empty()) return std::nullopt;
+  if (!cfg.logit_bias.empty()) return std::nullopt;
   Shape s;
   s.tq = q.rows;
   s.tk = k.rows;

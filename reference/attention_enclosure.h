@@ -16,8 +16,8 @@
 namespace lmo::ref {
 
 // The outputs (row-major T_q × h·d_v, the layout of attention()) as balls, each containing the
-// exact value, or nullopt where this path does not apply and attention<Ball> must run: a soft
-// cap or a logit bias, an input that float cannot hold (f64 storage: the products would not be
+// exact value, or nullopt where this path does not apply and attention<Ball> must run: a logit
+// bias, an input that float cannot hold (f64 storage: the products would not be
 // exact), a query row whose visible keys are none or not one contiguous range, a non-finite
 // input, or shapes beyond 2^20 (d) or 2^21 (T_k), where the block bounds below were not
 // derived.

@@ -18,7 +18,8 @@ struct RefAttentionShape {
   int64_t window = 0;
   double qk_scale = 1;  // the spread of q and k
   bool subtract_max = true;
-  double v_scale = 1;  // the spread of v
+  double v_scale = 1;   // the spread of v
+  double soft_cap = 0;  // cap·tanh(s/cap) on the logits; 0: none
 };
 
 // The config of s; a document mask splits the keys into documents [0, 29), [29, 61), [61, …).
@@ -31,6 +32,7 @@ inline ref::AttentionConfig ref_attention_config(const RefAttentionShape& s) {
   c.mask = s.mask;
   c.window = s.window;
   c.subtract_max = s.subtract_max;
+  if (s.soft_cap > 0) c.soft_cap = ref::mp(s.soft_cap);
   if (s.mask == ref::MaskKind::kDocument) {
     c.document_ids.assign(static_cast<size_t>(s.tk), 0);
     for (int64_t j = 0; j < s.tk; ++j)
