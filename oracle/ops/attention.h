@@ -86,7 +86,7 @@ class AttentionOp : public GenericOp<AttentionOp> {
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
   // The blocked certified evaluation (reference/attention_enclosure.h) where it applies,
-  // attention<Ball> elsewhere (soft cap, f64 inputs).
+  // attention<Ball> elsewhere (a logit bias, f64 inputs).
   std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
   // The undecided elements' rows (query row, head) in MPFR (prefill without packed sequences).
   bool exact_elements(const InputSet& in, const std::vector<std::vector<int64_t>>& which,

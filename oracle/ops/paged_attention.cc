@@ -7,6 +7,7 @@
 
 #include "oracle/ops/families.h"
 #include "oracle/ops/limits.h"
+#include "reference/attention_enclosure.h"
 #include "reference/kv_cache.h"
 
 namespace lmo::oracle {
@@ -102,6 +103,32 @@ Outputs<T> PagedDecodeOp::compute(const InputSet& in) const {
   return run<T>(in, nullptr, nullptr);
 }
 
+std::optional<Outputs<ref::Ball>> PagedDecodeOp::enclosure(const InputSet& in) const {
+  // F16's decode step on a cache is attention of its one query over the whole cache (the
+  // claim attention_decode's enclosure rests on too), so each sequence is one blocked attention.
+  const AttentionParams& a = p_.heads;
+  const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
+  const std::vector<double> q = in.values<double>("q");
+  const std::vector<double> kp = in.values<double>("k_pages"), vp = in.values<double>("v_pages");
+  const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
+  Outputs<ref::Ball> out(1);
+  out[0].values.reserve(static_cast<size_t>(p_.batch() * hd));
+  for (int64_t b = 0; b < p_.batch(); ++b) {
+    const int64_t len = p_.checked_length(lens, b);
+    std::vector<double> kb, vb;
+    gather(kp, vp, table, b, len, kb, vb);
+    AttentionParams dense = a;
+    dense.tokens = len;
+    const ref::Mat<double> qb(1, hd,
+                              std::vector<double>(q.begin() + b * hd, q.begin() + (b + 1) * hd));
+    const std::optional<std::vector<ref::Ball>> o =
+        ref::attention_enclosure(qb, ref::Mat<double>(len, gd, std::move(kb)),
+                                 ref::Mat<double>(len, gd, std::move(vb)), attention_config(dense));
+    if (!o) return GenericOp<PagedDecodeOp>::enclosure(in);
+    out[0].values.insert(out[0].values.end(), o->begin(), o->end());
+  }
+  return out;
+}
 
 template <class T>
 Outputs<T> PagedDecodeOp::compute(const InputSet& in, const BoundRecipe& recipe) const {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
   double cost() const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // The blocked certified attention (reference/attention_enclosure.h) on each sequence's
+  // gathered cache, as attention_decode's; the generic balls where it declines.
+  std::optional<Outputs<ref::Ball>> enclosure(const InputSet& in) const override;
   // attention's points (scores, probs, sum, acc, normalize), per sequence.
   std::vector<RoundingPoint> rounding_points() const override {
     return attention_rounding_points();
