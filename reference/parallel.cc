@@ -17,10 +17,11 @@ namespace lmo::ref {
 namespace {
 std::atomic<int> g_threads{0};
 
-// Set on a worker while it runs its block: a loop inside a loop's body (a certified part whose
-// evaluator loops over rows, say) runs on that worker, serially, instead of starting threads²
-// threads.
-thread_local bool in_worker = false;
+// The threads a loop started on this thread may use; 0 outside any loop's worker (all of
+// reference_threads()). A loop of n items on T threads gives each of its workers T / n of them
+// (at least 1), so that a loop inside a body (a certified part whose evaluator loops over rows,
+// say) uses the threads its outer loop leaves idle and no more: never T² threads.
+thread_local int64_t worker_share = 0;
 
 // Boost's numeric_limits<mp> (min, max, epsilon, round_error, infinity, quiet_NaN) fill a
 // function-local static by hand (a flag set before the value), which is not thread-safe: two
@@ -48,7 +49,8 @@ int reference_threads() {
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
   if (n <= 0) return;
-  const int64_t threads = in_worker ? 1 : std::min<int64_t>(reference_threads(), n);
+  const int64_t available = worker_share > 0 ? worker_share : reference_threads();
+  const int64_t threads = std::min<int64_t>(available, n);
   if (threads == 1) {
     for (int64_t i = 0; i < n; ++i) body(i);
     return;
@@ -62,9 +64,9 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
   const bool contract = fma_contraction();
   for (int64_t t = 0; t < threads; ++t) {
     const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-    pool.emplace_back([&, begin, end, contract] {
+    pool.emplace_back([&, begin, end, contract, available] {
       const FmaContraction scope(contract);
-      in_worker = true;
+      worker_share = std::max<int64_t>(1, available / threads);
       try {
         for (int64_t i = begin; i < end; ++i) body(i);
       } catch (...) {

@@ -15,7 +15,8 @@ int reference_threads();
 
 // Calls body(i) for every i in [0, n), split into contiguous blocks over the threads. The first
 // exception a body throws is rethrown once every thread has stopped. A call from inside a body
-// runs on the calling thread, serially.
+// gets that worker's share of the outer loop's threads: T / n of T threads over n items, at
+// least one (serial on the worker when the outer loop keeps every thread busy).
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
 
 }  // namespace lmo::ref

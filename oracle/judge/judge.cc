@@ -607,8 +607,8 @@ JudgeReference::JudgeReference(const Policy& policy, std::span<const mp> exact,
                                   std::to_string(n) + " outputs, got " +
                                   std::to_string(o.naive.size()));
     }
-    // The groups in parallel; one group's blocks in parallel (a loop inside a worker's body
-    // runs on that worker, reference/parallel.h).
+    // The groups in parallel, and a group's blocks on the threads the groups leave idle
+    // (reference/parallel.h).
     const int64_t groups = n / group_;
     std::vector<int64_t> excluded(static_cast<size_t>(groups), 0);
     naive_bounds_.resize(static_cast<size_t>(groups));

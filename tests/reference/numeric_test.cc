@@ -80,5 +80,25 @@ TEST(Parallel, ALoopInsideABodyRunsOnThatBodysThread) {
   EXPECT_EQ(std::set<std::thread::id>(outer.begin(), outer.end()).size(), 4u);
 }
 
+TEST(Parallel, ALoopInsideABodyUsesTheThreadsItsOuterLoopLeavesIdle) {
+  set_reference_threads(4);
+  std::vector<std::thread::id> inner(8);
+  std::vector<std::atomic<int>> hits(8);
+  parallel_for(2, [&](int64_t i) {
+    parallel_for(4, [&](int64_t j) {
+      inner[i * 4 + j] = std::this_thread::get_id();
+      hits[i * 4 + j]++;
+    });
+  });
+  set_reference_threads(0);
+  for (int64_t k = 0; k < 8; ++k) EXPECT_EQ(hits[k].load(), 1) << k;
+  // Two outer workers, each with two of the four threads: its inner loop ran on two.
+  for (int64_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(std::set<std::thread::id>(inner.begin() + i * 4, inner.begin() + i * 4 + 4).size(),
+              2u)
+        << i;
+  }
+}
+
 }  // namespace
 }  // namespace lmo::ref
