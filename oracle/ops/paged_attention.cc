@@ -60,25 +60,35 @@ void PagedDecodeOp::gather(const std::vector<T>& kp, const std::vector<T>& vp,
   }
 }
 
-template <class T>
-Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
-                              const BoundRecipe* recipe) const {
+template <class T, class Step>
+bool PagedDecodeOp::for_each_sequence(const InputSet& in, Step&& step) const {
   const AttentionParams& a = p_.heads;
   const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
   const std::vector<T> q = in.values<T>("q");
   const std::vector<T> kp = in.values<T>("k_pages"), vp = in.values<T>("v_pages");
   const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
-  Outputs<T> out(1);
-  out[0].values.reserve(static_cast<size_t>(p_.batch() * hd));
   for (int64_t b = 0; b < p_.batch(); ++b) {
     const int64_t len = p_.checked_length(lens, b);
     std::vector<T> kb, vb;
     gather(kp, vp, table, b, len, kb, vb);
     AttentionParams dense = a;
     dense.tokens = len;
-    const ref::AttentionConfig cfg = attention_config(dense);
     const ref::Mat<T> qb(1, hd, std::vector<T>(q.begin() + b * hd, q.begin() + (b + 1) * hd));
     const ref::Mat<T> k(len, gd, std::move(kb)), v(len, gd, std::move(vb));
+    if (!step(attention_config(dense), qb, k, v)) return false;
+  }
+  return true;
+}
+
+template <class T>
+Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
+                              const BoundRecipe* recipe) const {
+  const AttentionParams& a = p_.heads;
+  Outputs<T> out(1);
+  out[0].values.reserve(static_cast<size_t>(p_.batch() * a.heads * a.head_dim));
+  for_each_sequence<T>(in, [&](const ref::AttentionConfig& cfg, const ref::Mat<T>& qb,
+                               const ref::Mat<T>& k, const ref::Mat<T>& v) {
+    const int64_t len = k.rows;
     std::vector<T> o;
     if (rounding == nullptr) {
       // F16's decode step on the gathered cache, exactly as attention_decode takes it.
@@ -94,7 +104,8 @@ Outputs<T> PagedDecodeOp::run(const InputSet& in, const ref::AttentionRounding<T
       out[0].error_scale.insert(out[0].error_scale.end(), s.begin(), s.end());
     }
     out[0].values.insert(out[0].values.end(), o.begin(), o.end());
-  }
+    return true;
+  });
   return out;
 }
 
@@ -106,27 +117,15 @@ Outputs<T> PagedDecodeOp::compute(const InputSet& in) const {
 std::optional<Outputs<ref::Ball>> PagedDecodeOp::enclosure(const InputSet& in) const {
   // F16's decode step on a cache is attention of its one query over the whole cache (the
   // claim attention_decode's enclosure rests on too), so each sequence is one blocked attention.
-  const AttentionParams& a = p_.heads;
-  const int64_t hd = a.heads * a.head_dim, gd = a.kv_heads * a.head_dim;
-  const std::vector<double> q = in.values<double>("q");
-  const std::vector<double> kp = in.values<double>("k_pages"), vp = in.values<double>("v_pages");
-  const std::vector<int64_t> table = in.ints("page_table"), lens = in.ints("seq_lens");
   Outputs<ref::Ball> out(1);
-  out[0].values.reserve(static_cast<size_t>(p_.batch() * hd));
-  for (int64_t b = 0; b < p_.batch(); ++b) {
-    const int64_t len = p_.checked_length(lens, b);
-    std::vector<double> kb, vb;
-    gather(kp, vp, table, b, len, kb, vb);
-    AttentionParams dense = a;
-    dense.tokens = len;
-    const ref::Mat<double> qb(1, hd,
-                              std::vector<double>(q.begin() + b * hd, q.begin() + (b + 1) * hd));
-    const std::optional<std::vector<ref::Ball>> o =
-        ref::attention_enclosure(qb, ref::Mat<double>(len, gd, std::move(kb)),
-                                 ref::Mat<double>(len, gd, std::move(vb)), attention_config(dense));
-    if (!o) return GenericOp<PagedDecodeOp>::enclosure(in);
-    out[0].values.insert(out[0].values.end(), o->begin(), o->end());
-  }
+  const bool enclosed =
+      for_each_sequence<double>(in, [&](const ref::AttentionConfig& cfg, const ref::Mat<double>& qb,
+                                        const ref::Mat<double>& k, const ref::Mat<double>& v) {
+        const std::optional<std::vector<ref::Ball>> o = ref::attention_enclosure(qb, k, v, cfg);
+        if (o) out[0].values.insert(out[0].values.end(), o->begin(), o->end());
+        return o.has_value();
+      });
+  if (!enclosed) return GenericOp<PagedDecodeOp>::enclosure(in);
   return out;
 }
 

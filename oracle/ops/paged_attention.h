@@ -61,6 +61,11 @@ class PagedDecodeOp : public GenericOp<PagedDecodeOp> {
   void gather(const std::vector<T>& kp, const std::vector<T>& vp,
               const std::vector<int64_t>& table, int64_t b, int64_t len, std::vector<T>& k,
               std::vector<T>& v) const;
+  // Calls step(cfg, q, k, v) for each sequence in order: its config, its query row and its
+  // gathered cache, the inputs read as T. Stops at the first step that returns false, and
+  // returns whether every step returned true.
+  template <class T, class Step>
+  bool for_each_sequence(const InputSet& in, Step&& step) const;
   template <class T>
   Outputs<T> run(const InputSet& in, const ref::AttentionRounding<T>* rounding,
                  const BoundRecipe* recipe) const;
