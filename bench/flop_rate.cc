@@ -36,8 +36,7 @@ FlopSample measure_flops(double flops, int repetitions, const std::function<void
   s.seconds = median(t_kernel);
   s.sgemm_seconds = median(t_gemm);
   s.flops_per_s = flops / s.seconds;
-  s.sgemm_flops_per_s = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                        static_cast<double>(k) / s.sgemm_seconds;
+  s.sgemm_flops_per_s = sgemm_flops(m, n, k) / s.sgemm_seconds;
   s.ratio = s.flops_per_s / s.sgemm_flops_per_s;
   return s;
 }

@@ -11,6 +11,12 @@
 
 namespace lmo::bench {
 
+// The operations of an sgemm C[m×n] = A[m×k]·B[k×n]: 2mnk, the yardstick's count on every
+// backend (this file's OpenBLAS one, bench/gpu's cuBLAS one).
+inline double sgemm_flops(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
 struct FlopSample {
   double seconds = 0;  // median wall time of one kernel call
   double flops_per_s = 0;

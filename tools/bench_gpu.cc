@@ -7,6 +7,7 @@
 #include "oracle/core/case_error.h"
 #ifdef LMO_HAVE_CUDA
 #include "bench/attention_workloads.h"
+#include "bench/flop_rate.h"
 #include "bench/gpu/device_timing.h"
 #include "bench/memory_workloads.h"
 #include "bench_rows.h"
@@ -44,6 +45,15 @@ std::unique_ptr<W> workload_or_skip(const std::string& name, ref::Format f, GpuB
   }
 }
 
+// The fields of a row that say where and how it was timed: the device, the api calls of one run,
+// the repetitions and the seconds of one run (its kernels' medians summed; device_timing.h).
+nlohmann::json timing_fields(const gpu::DeviceInfo& dev, const bench::gpu::DeviceTiming& t) {
+  return {{"device", dev.name},
+          {"calls", t.calls},
+          {"repetitions", t.repetitions},
+          {"seconds", t.seconds}};
+}
+
 }  // namespace
 #endif
 
@@ -66,13 +76,9 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
       const double rate = static_cast<double>(w->bytes) / t.seconds;
       const double copy_rate = static_cast<double>(w->bytes) / t.yardstick_seconds;
       nlohmann::json row = memory_row(*w, "gpu", f);
-      row.update({{"device", dev.name},
-                  {"calls", t.calls},
-                  {"repetitions", t.repetitions},
-                  {"seconds", t.seconds},
-                  {"bytes_per_s", rate},
-                  {"memcpy_bytes_per_s", copy_rate},
-                  {"ratio", rate / copy_rate}});
+      row.update(timing_fields(dev, t));
+      row.update(
+          {{"bytes_per_s", rate}, {"memcpy_bytes_per_s", copy_rate}, {"ratio", rate / copy_rate}});
       out.memory.push_back(std::move(row));
     }
     for (const std::string& name : bench::compute_workload_names()) {
@@ -84,15 +90,11 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
           bench::gpu::time_against_sgemm(w->run, w->gemm_m, w->gemm_n, w->gemm_k, repetitions);
       w->check_written();
       const double rate = w->flops / t.seconds;
-      const double gemm_rate = 2.0 * static_cast<double>(w->gemm_m) *
-                               static_cast<double>(w->gemm_n) * static_cast<double>(w->gemm_k) /
-                               t.yardstick_seconds;
+      const double gemm_rate =
+          bench::sgemm_flops(w->gemm_m, w->gemm_n, w->gemm_k) / t.yardstick_seconds;
       nlohmann::json row = compute_row(*w, "gpu", f);
-      row.update({{"device", dev.name},
-                  {"calls", t.calls},
-                  {"repetitions", t.repetitions},
-                  {"seconds", t.seconds},
-                  {"flops_per_s", rate},
+      row.update(timing_fields(dev, t));
+      row.update({{"flops_per_s", rate},
                   {"sgemm", "cuBLAS cublasSgemm (f32, default math mode)"},
                   {"sgemm_flops_per_s", gemm_rate},
                   {"ratio", rate / gemm_rate}});
