@@ -116,8 +116,15 @@ def _first_difference(name, a, b, what_a, what_b):
     i = int(diff[0])
     idx = tuple(int(v) for v in np.unravel_index(i, a.shape)) if a.ndim else ()
     return (f"output {name!r}: {diff.size} of {a.size} elements differ; first at {idx}: "
-            f"{what_a} {a.reshape(-1)[i]!r} ({_hex(a, i)}), {what_b} {b.reshape(-1)[i]!r} "
-            f"({_hex(b, i)})")
+            f"{what_a} {_value(a, i)} ({_hex(a, i)}), {what_b} {_value(b, i)} ({_hex(b, i)})")
+
+
+def _value(a, i):
+    v = a.reshape(-1)[i]
+    try:
+        return repr(float(v)) if a.dtype.kind not in "iu" else repr(int(v))
+    except (TypeError, ValueError):
+        return repr(v)
 
 
 class _Evaluation:
@@ -195,11 +202,12 @@ class _Evaluation:
             return
         for o in v.outputs.values():
             if not o.passed:
-                at = f" at {o.worst_index}" if o.worst_index is not None else ""
-                raise _Failure(
-                    f"{where}: output {o.name!r}: {o.failed} of {o.elements} elements fail; worst "
-                    f"{o.worst_ulps} ulp{at}: {o.worst_actual!r}, correctly rounded "
-                    f"{o.worst_expected!r}; allowed: {' '.join(o.bound.split())}")
+                head = f"{where}: output {o.name!r}: {o.failed} of {o.elements} elements fail"
+                if o.worst_index is not None and o.worst_ulps:
+                    head += (f"; worst {o.worst_ulps} ulp at {o.worst_index}: "
+                             f"{o.worst_actual!r}, correctly rounded {o.worst_expected!r}")
+                first = f"; first: {' '.join(o.detail.split())}" if o.detail else ""
+                raise _Failure(f"{head}{first}; allowed: {' '.join(o.bound.split())}")
         raise _Failure(f"{where}: {' '.join(v.report.split())}")
 
     # ---- the trials: correct, unwritten, inputs_unchanged, deterministic ----------------

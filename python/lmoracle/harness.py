@@ -135,6 +135,9 @@ def main(argv=None):
     ap.add_argument("--batch-rows", type=int, help="batch_invariant's batch (default: 32)")
     ap.add_argument("--max-cost", type=float, default=DEFAULT_MAX_COST,
                     help="the shapes check's largest drawn case")
+    ap.add_argument("--no-specials", action="store_true",
+                    help="the shapes check draws no special values (±0, subnormals, ±max, ±inf, "
+                         "NaN)")
     ap.add_argument("--timeout", type=float, help="seconds per command run")
     out = ap.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="the report as one JSON object")
@@ -149,7 +152,8 @@ def main(argv=None):
         if a.timeout is not None and a.timeout <= 0:
             raise ValueError(f"--timeout: expected seconds > 0, got {a.timeout}")
         ev = _Evaluation(kernel, a.op, a.checks, a.format, a.recipe, params, a.trials, a.seed,
-                         "out", "numpy", None, a.examples, a.batch_rows, a.max_cost, None)
+                         "out", "numpy", None, a.examples, a.batch_rows, a.max_cost, None,
+                         not a.no_specials)
     except (ValueError, TypeError) as e:
         print(f"lmoracle.harness: {e}", file=sys.stderr)
         return 2

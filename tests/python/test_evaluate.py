@@ -32,7 +32,7 @@ def rmsnorm_np(x, gamma, eps):
     scaled by a power of two (exact) so that its squares stay finite: the drawn special values
     include the format's largest, whose square overflows f32, while the exact answer is finite."""
     xf = x.astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         amax = np.max(np.abs(xf), axis=-1, keepdims=True)
         big = np.isfinite(amax) & (amax > np.float32(2.0**50))
         scale = np.where(big, np.exp2(-np.floor(np.log2(np.where(big, amax, 1)))), 1)
@@ -43,9 +43,22 @@ def rmsnorm_np(x, gamma, eps):
     return y.astype(x.dtype)
 
 
-def rmsnorm_torch(x, gamma, eps):
+def rmsnorm_torch_plain(x, gamma, eps):
+    """The README's kernel: its squares overflow f32 where |x| > 2^64."""
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * gamma.float()).to(x.dtype)
+
+
+def rmsnorm_torch(x, gamma, eps):
+    """The same with rmsnorm_np's exact power-of-two scaling of rows beyond 2^50."""
+    xf = x.float()
+    amax = xf.abs().amax(-1, keepdim=True)
+    big = torch.isfinite(amax) & (amax > 2.0**50)
+    scale = torch.where(big, torch.exp2(-torch.floor(torch.log2(torch.where(big, amax, 1.0)))),
+                        1.0)
+    xs = xf * scale
+    inv = torch.rsqrt(xs.pow(2).mean(-1, keepdim=True) + eps * scale * scale)
+    return (xs * inv * gamma.float()).to(x.dtype)
 
 
 def rmsnorm_out(x, gamma, eps, out):
@@ -314,18 +327,27 @@ def test_shapes_passes_a_correct_kernel_and_is_reproducible():
 @pytest.mark.parametrize("kernel, fmt, array, specials", [
     (rmsnorm_np, "bf16", "numpy", True), (rmsnorm_np, "f32", "numpy", True),
     (rmsnorm_np, "f16", "numpy", True),
-    (rmsnorm_torch, "bf16", "torch", False), (rmsnorm_torch, "f16", "torch", False),
-], ids=["numpy-bf16", "numpy-f32", "numpy-f16", "torch-bf16", "torch-f16"])
+    (rmsnorm_torch, "bf16", "torch", True), (rmsnorm_torch_plain, "bf16", "torch", False),
+], ids=["numpy-bf16", "numpy-f32", "numpy-f16", "torch-bf16", "torch-plain-bf16"])
 def test_sweep_no_false_alarm(kernel, fmt, array, specials):
-    """Correct kernels on EXAMPLES drawn cases each (sizes, seeds and, for the NumPy kernel
-    that scales huge rows, special values): no check may fail. The torch kernel is the
-    README's plain one, whose squares overflow f32 at the format's largest values (a true
-    failure the specials find), so it runs without them."""
+    """Correct kernels on EXAMPLES drawn cases each (sizes, seeds, special values): no check
+    may fail. The README's plain kernel, whose squares overflow f32 at the format's largest
+    values (a true failure: test_the_plain_kernels_overflow_is_found), runs without
+    specials."""
     r = lmoracle.evaluate(kernel, "rmsnorm", ["shapes"], format=fmt, array=array, seed=2026,
                           examples=EXAMPLES, specials=specials)
     print(f"\nsweep rmsnorm {fmt} {array} specials={specials}: {r.checks['shapes'].detail} "
           f"({r.checks['shapes'].seconds:.1f} s)")
     assert r.passed, r.checks["shapes"].detail
+
+
+def test_the_plain_kernels_overflow_is_found():
+    """A true finding, not a false alarm: x·x overflows f32 for a bf16 row holding the format's
+    largest value, whose exact RMSNorm is finite."""
+    r = lmoracle.evaluate(rmsnorm_torch_plain, "rmsnorm", ["shapes"], format="bf16",
+                          array="torch", seed=7, examples=max(EXAMPLES, 20), **SMALL)
+    s = r.checks["shapes"]
+    assert not s.passed and "max_finite" in json.dumps(s.replay), s.detail
 
 
 # ---- applicability, report, usage ---------------------------------------------------------
