@@ -5,7 +5,9 @@
 #include <string>
 
 #include "oracle/core/case_error.h"
-#ifdef LMO_HAVE_CUDA
+// LMO_NO_GPU_BENCH: the Python package's build (tools/CMakeLists.txt), which links no cuBLAS.
+#if defined(LMO_HAVE_CUDA) && !defined(LMO_NO_GPU_BENCH)
+#define LMO_GPU_BENCH 1
 #include "bench/attention_workloads.h"
 #include "bench/flop_rate.h"
 #include "bench/gpu/device_timing.h"
@@ -17,7 +19,7 @@
 
 namespace lmo::tools {
 
-#ifdef LMO_HAVE_CUDA
+#ifdef LMO_GPU_BENCH
 namespace {
 
 std::unique_ptr<oracle::Backend> gpu_backend(const gpu::DeviceInfo& dev) {
@@ -59,7 +61,7 @@ nlohmann::json timing_fields(const gpu::DeviceInfo& dev, const bench::gpu::Devic
 
 GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t size, int64_t tokens,
                             int repetitions, const std::regex& filter) {
-#ifdef LMO_HAVE_CUDA
+#ifdef LMO_GPU_BENCH
   const gpu::DeviceInfo dev = gpu::query_device();
   const std::unique_ptr<oracle::Backend> backend = gpu_backend(dev);
   GpuBenchRows out;
@@ -102,6 +104,12 @@ GpuBenchRows gpu_bench_rows(const std::vector<ref::Format>& formats, int64_t siz
     }
   }
   return out;
+#elif defined(LMO_NO_GPU_BENCH)
+  (void)formats, (void)size, (void)tokens, (void)repetitions, (void)filter;
+  throw oracle::InputError("command line", "--backend",
+                           "gpu: the Python package's lmoracle has no GPU bench (it links no "
+                           "cuBLAS, the bench's yardstick); run build/lmoracle bench --backend gpu "
+                           "or the GPU bundle (tools/gpu-bundle)");
 #else
   (void)formats, (void)size, (void)tokens, (void)repetitions, (void)filter;
   throw oracle::InputError("command line", "--backend",

@@ -2,62 +2,72 @@
 
 #include <cstring>
 
-#include <nanobind/stl/string.h>
-
 #include "oracle/core/case_error.h"
-
-namespace nb = nanobind;
 
 namespace lmo::python {
 
-std::map<std::string, ref::Tensor> tensors_from_python(const nb::list& items,
-                                                       const std::string& what) {
+using nlohmann::json;
+
+bool has_group(const json& args, const std::string& group) {
+  const auto it = args.find(group);
+  return it != args.end() && !it->is_null();
+}
+
+std::map<std::string, ref::Tensor> tensors_of_group(const json& descriptors, const RawTensors& raw,
+                                                    const std::string& group) {
+  if (!descriptors.is_array() || descriptors.size() != raw.count) {
+    throw oracle::InputError(group, "", "expected one descriptor per tensor buffer");
+  }
   std::map<std::string, ref::Tensor> out;
-  for (nb::handle item : items) {
-    const nb::tuple t = nb::cast<nb::tuple>(item);
-    if (t.size() != 4) {
-      throw oracle::InputError(what, "", "expected (name, dtype, shape, bytes) tuples");
+  for (uint64_t i = 0; i < raw.count; ++i) {
+    const json& d = descriptors[i];
+    if (!d.is_object() || d.value("group", "") != group) continue;
+    if (!d.contains("name") || !d["name"].is_string() || !d.contains("dtype") ||
+        !d["dtype"].is_string() || !d.contains("shape") || !d["shape"].is_array()) {
+      throw oracle::InputError(group, "", "expected (name, dtype, shape, bytes) for each tensor");
     }
-    const std::string name = nb::cast<std::string>(t[0]);
-    const std::string dtype_name = nb::cast<std::string>(t[1]);
+    const std::string name = d["name"];
+    const std::string dtype_name = d["dtype"];
     const auto dtype = ref::parse_dtype(dtype_name);
     if (!dtype) {
-      throw oracle::InputError(what, name,
+      throw oracle::InputError(group, name,
                                "expected a dtype of f64, f32, bf16, f16, e4m3, e5m2, i64, i32, u8; "
                                "got " + dtype_name);
     }
     std::vector<int64_t> shape;
-    for (nb::handle e : nb::cast<nb::tuple>(t[2])) shape.push_back(nb::cast<int64_t>(e));
-    const nb::bytes data = nb::cast<nb::bytes>(t[3]);
+    for (const json& e : d["shape"]) {
+      if (!e.is_number_integer()) {
+        throw oracle::InputError(group, name, "expected a shape of integers, got " + e.dump());
+      }
+      shape.push_back(e.get<int64_t>());
+    }
     ref::Tensor tensor;
     try {
       tensor = ref::Tensor(*dtype, shape);
     } catch (const std::invalid_argument& e) {
-      throw oracle::InputError(what, name, std::string("expected a valid shape: ") + e.what());
+      throw oracle::InputError(group, name, std::string("expected a valid shape: ") + e.what());
     }
-    if (data.size() != tensor.nbytes()) {
-      throw oracle::InputError(what, name,
+    if (raw.sizes[i] != tensor.nbytes()) {
+      throw oracle::InputError(group, name,
                                "expected " + std::to_string(tensor.nbytes()) + " bytes for its " +
-                                   "shape and dtype, got " + std::to_string(data.size()));
+                                   "shape and dtype, got " + std::to_string(raw.sizes[i]));
     }
-    if (data.size() > 0) std::memcpy(tensor.bytes().data(), data.c_str(), data.size());
+    if (raw.sizes[i] > 0) std::memcpy(tensor.bytes().data(), raw.data[i], raw.sizes[i]);
     if (!out.emplace(name, std::move(tensor)).second) {
-      throw oracle::InputError(what, name, "expected each tensor once, got it twice");
+      throw oracle::InputError(group, name, "expected each tensor once, got it twice");
     }
   }
   return out;
 }
 
-nb::list tensors_to_python(const std::map<std::string, ref::Tensor>& tensors) {
-  nb::list out;
+void tensors_to_result(const std::map<std::string, ref::Tensor>& tensors, json& descriptors,
+                       std::vector<std::vector<uint8_t>>& bytes) {
   for (const auto& [name, t] : tensors) {
-    nb::list shape;
-    for (int64_t e : t.shape()) shape.append(e);
-    const auto bytes = t.bytes();
-    out.append(nb::make_tuple(name, std::string(ref::dtype_name(t.dtype())), nb::tuple(shape),
-                              nb::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+    descriptors.push_back(
+        {{"name", name}, {"dtype", std::string(ref::dtype_name(t.dtype()))}, {"shape", t.shape()}});
+    const auto b = t.bytes();
+    bytes.emplace_back(b.begin(), b.end());
   }
-  return out;
 }
 
 }  // namespace lmo::python
