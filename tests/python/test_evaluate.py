@@ -30,17 +30,18 @@ def rmsnorm_np(x, gamma, eps):
     """f32 compute, one rounding to the storage format (NumPy's pairwise row sum: the same
     order for a row alone and in a batch). A row whose largest element is beyond 2^50 is first
     scaled by a power of two (exact) so that its squares stay finite: the drawn special values
-    include the format's largest, whose square overflows f32, while the exact answer is finite."""
-    xf = x.astype(np.float32)
+    include the format's largest, whose square overflows f32, while the exact answer is finite.
+    x may be float64 (fused_add_rmsnorm's exact sum): the scaled row is rounded once to f32."""
+    xd = x.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        amax = np.max(np.abs(xf), axis=-1, keepdims=True)
-        big = np.isfinite(amax) & (amax > np.float32(2.0**50))
+        amax = np.max(np.where(np.isfinite(xd), np.abs(xd), 0), axis=-1, keepdims=True)
+        big = amax > 2.0**50  # the largest finite element (±inf and NaN rows stay so)
         scale = np.where(big, np.exp2(-np.floor(np.log2(np.where(big, amax, 1)))), 1)
+        xs = (xd * scale).astype(np.float32)
         scale = scale.astype(np.float32)
-        xs = xf * scale
         ms = np.mean(xs * xs, axis=-1, keepdims=True, dtype=np.float32)
         y = xs / np.sqrt(ms + np.float32(eps) * scale * scale) * gamma.astype(np.float32)
-    return y.astype(x.dtype)
+        return y.astype(x.dtype)  # beyond the format's largest: ±inf, as the rounding says
 
 
 def rmsnorm_torch_plain(x, gamma, eps):
@@ -52,13 +53,21 @@ def rmsnorm_torch_plain(x, gamma, eps):
 def rmsnorm_torch(x, gamma, eps):
     """The same with rmsnorm_np's exact power-of-two scaling of rows beyond 2^50."""
     xf = x.float()
-    amax = xf.abs().amax(-1, keepdim=True)
-    big = torch.isfinite(amax) & (amax > 2.0**50)
+    amax = torch.where(torch.isfinite(xf), xf.abs(), 0.0).amax(-1, keepdim=True)
+    big = amax > 2.0**50
     scale = torch.where(big, torch.exp2(-torch.floor(torch.log2(torch.where(big, amax, 1.0)))),
                         1.0)
     xs = xf * scale
     inv = torch.rsqrt(xs.pow(2).mean(-1, keepdim=True) + eps * scale * scale)
     return (xs * inv * gamma.float()).to(x.dtype)
+
+
+def fused_add_rmsnorm_np(x, gamma, residual, eps):
+    """The op's inputs in its order (x, gamma, residual). FlashInfer's order: the f32 sum,
+    stored as the new residual, and the norm of the f32 sum (not of the stored one)."""
+    s = x.astype(np.float64) + residual.astype(np.float64)  # exact for bf16 and f16
+    with np.errstate(over="ignore"):  # a sum beyond the format's largest rounds to ±inf
+        return {"residual": s.astype(x.dtype), "y": rmsnorm_np(s, gamma, eps).astype(x.dtype)}
 
 
 def rmsnorm_out(x, gamma, eps, out):
@@ -105,6 +114,12 @@ def test_a_jax_kernel_is_called_with_jax_arrays():
             array="jax")
     assert r.passed, str(r)
     assert kinds == {"jaxlib"} or kinds == {"jax"}, kinds
+
+
+def test_a_two_output_kernel_passes_every_check():
+    r = lmoracle.evaluate(fused_add_rmsnorm_np, "fused_add_rmsnorm", format="bf16", seed=7,
+                          examples=EXAMPLES, **SMALL)
+    assert r.passed, str(r)
 
 
 def test_correct_kernel_passes_in_f32_at_width_256():
@@ -324,19 +339,25 @@ def test_shapes_passes_a_correct_kernel_and_is_reproducible():
 
 
 @pytest.mark.skipif(EXAMPLES < 100, reason="the long sweep: LMO_HARNESS_EXAMPLES=1000")
-@pytest.mark.parametrize("kernel, fmt, array, specials", [
-    (rmsnorm_np, "bf16", "numpy", True), (rmsnorm_np, "f32", "numpy", True),
-    (rmsnorm_np, "f16", "numpy", True),
-    (rmsnorm_torch, "bf16", "torch", True), (rmsnorm_torch_plain, "bf16", "torch", False),
-], ids=["numpy-bf16", "numpy-f32", "numpy-f16", "torch-bf16", "torch-plain-bf16"])
-def test_sweep_no_false_alarm(kernel, fmt, array, specials):
+@pytest.mark.parametrize("op, kernel, fmt, array, specials", [
+    ("rmsnorm/llama3-8b", rmsnorm_np, "bf16", "numpy", True),
+    ("rmsnorm/llama3-8b", rmsnorm_np, "f32", "numpy", True),
+    ("rmsnorm/llama3-8b", rmsnorm_np, "f16", "numpy", True),
+    ("rmsnorm/llama3-8b", rmsnorm_torch, "bf16", "torch", True),
+    ("rmsnorm/llama3-8b", rmsnorm_torch_plain, "bf16", "torch", False),
+    ("fused-add-rmsnorm/deepseek-v3", fused_add_rmsnorm_np, "bf16", "numpy", False),
+], ids=["numpy-bf16", "numpy-f32", "numpy-f16", "torch-bf16", "torch-plain-bf16",
+        "fused-add-bf16"])
+def test_sweep_no_false_alarm(op, kernel, fmt, array, specials):
     """Correct kernels on EXAMPLES drawn cases each (sizes, seeds, special values): no check
-    may fail. The README's plain kernel, whose squares overflow f32 at the format's largest
-    values (a true failure: test_the_plain_kernels_overflow_is_found), runs without
-    specials."""
-    r = lmoracle.evaluate(kernel, "rmsnorm", ["shapes"], format=fmt, array=array, seed=2026,
+    may fail. Without special values: the README's plain kernel, whose squares overflow f32 at
+    the format's largest values (a true failure: test_the_plain_kernels_overflow_is_found), and
+    the fused kernel, where 1000 examples draw a row [max_finite + max_finite, min_subnormal]
+    with an infinite weight: its second element is (tiny ratio)·∞ = ∞ exactly, but the ratio
+    (2.7e-79) underflows f32, so every f32 kernel writes 0·∞ = NaN (docs/harness.md)."""
+    r = lmoracle.evaluate(kernel, op, ["shapes"], format=fmt, array=array, seed=2026,
                           examples=EXAMPLES, specials=specials)
-    print(f"\nsweep rmsnorm {fmt} {array} specials={specials}: {r.checks['shapes'].detail} "
+    print(f"\nsweep {op} {fmt} {array} specials={specials}: {r.checks['shapes'].detail} "
           f"({r.checks['shapes'].seconds:.1f} s)")
     assert r.passed, r.checks["shapes"].detail
 
