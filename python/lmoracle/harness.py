@@ -157,7 +157,11 @@ def main(argv=None):
     except (ValueError, TypeError) as e:
         print(f"lmoracle.harness: {e}", file=sys.stderr)
         return 2
-    report = ev.run()
+    try:
+        report = ev.run()
+    except (ValueError, TypeError) as e:  # what only the judge reads: a recipe it does not know
+        print(f"lmoracle.harness: {e}", file=sys.stderr)
+        return 2
     if a.json:
         print(report.to_json())
     elif a.jsonl:

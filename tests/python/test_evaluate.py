@@ -362,6 +362,20 @@ def test_sweep_no_false_alarm(op, kernel, fmt, array, specials):
     assert r.passed, r.checks["shapes"].detail
 
 
+@pytest.mark.skipif(EXAMPLES < 100, reason="compiles for seconds: with the long sweep only")
+def test_sweep_torch_compiled_kernel_passes_every_check():
+    """torch.compile (inductor, dynamic shapes) of the scaled PyTorch kernel: every check on
+    the fixed case, then EXAMPLES drawn cases with special values."""
+    kernel = torch.compile(rmsnorm_torch, dynamic=True)
+    r = run(kernel, [c for c in lmoracle.CHECKS if c != "shapes"], params=WIDE, array="torch")
+    assert r.passed, str(r)
+    r = lmoracle.evaluate(kernel, "rmsnorm/llama3-8b", ["shapes"], format="bf16", array="torch",
+                          seed=2026, examples=EXAMPLES)
+    print(f"\nsweep torch.compile rmsnorm bf16: {r.checks['shapes'].detail} "
+          f"({r.checks['shapes'].seconds:.1f} s)")
+    assert r.passed, r.checks["shapes"].detail
+
+
 def test_the_plain_kernels_overflow_is_found():
     """A true finding, not a false alarm: x·x overflows f32 for a bf16 row holding the format's
     largest value, whose exact RMSNorm is finite."""

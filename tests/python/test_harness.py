@@ -105,6 +105,8 @@ def test_text_output_is_one_line_per_check(kernel):
     (["--exec", "true {inputs} {outputs}", "--param", "d=0"], "d"),
     (["--exec", "true {inputs} {outputs}", "--trials", "0"], "trials"),
     (["--exec", "true {inputs} {outputs}", "--format", "int4"], "format"),
+    (["--exec", "python3 -c pass {inputs} {outputs}", "--checks", "correct", "--recipe",
+      "no-such-recipe"], "recipe"),
 ])
 def test_bad_usage_exits_2_naming_the_field(args, words):
     r = harness(*args)
