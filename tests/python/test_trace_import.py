@@ -307,3 +307,24 @@ def test_a_soft_cap_in_the_reference_is_refused(tmp_path):
     r = run_tool(write(tmp_path / "d.json", paged_definition(16, reference=ref)),
                  paged_workload(tmp_path))
     assert r.returncode == 2 and "soft cap" in r.stderr, r.stderr
+
+
+def test_the_datasets_reference_function_is_judged_through_evaluate(tmp_path):
+    """The definition's own `reference` (the dataset's rmsnorm_h4096 code: f32 compute, one
+    rounding to bf16), run as the kernel on the imported case under every check of
+    lmoracle.evaluate: it is the correctly rounded answer under the strict recipe."""
+    pytest.importorskip("torch")  # the reference code is PyTorch
+    import lmoracle
+    d = rmsnorm_definition(hidden=4096, description="Epsilon is fixed at 1e-5.")
+    d["reference"] = d["reference"].replace(
+        "    batch_size, hidden_size = hidden_states.shape\n",
+        "    batch_size, hidden_size = hidden_states.shape\n    assert hidden_size == 4096\n")
+    case = imported(write(tmp_path / "def.json", d), "--axis", "batch_size=2")[0]
+    namespace = {}
+    exec(compile(d["reference"], "reference", "exec"), namespace)  # the dataset's own code
+    run = namespace["run"]
+    report = lmoracle.evaluate(lambda x, gamma: run(x, gamma), lmoracle.Case.from_source(case),
+                               array="torch", examples=3, fixed={"d": 4096}, specials=False,
+                               batch_rows=4)
+    assert report.passed, str(report)
+    assert report.case_id == "trace/rmsnorm_h4096/0" and report.format == "bf16"
