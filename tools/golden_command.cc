@@ -104,9 +104,9 @@ int run_golden(const GoldenArgs& a) {
 int run_check(const CheckArgs& a) {
   lmo::oracle::CheckOptions o;
   o.diagnose = a.diagnose;
-  if (!a.recipe.empty()) {
+  if (a.recipe) {
     try {
-      o.recipe = lmo::oracle::parse_recipe(a.recipe);
+      o.recipe = lmo::oracle::parse_recipe(*a.recipe);
     } catch (const lmo::oracle::RecipeError& e) {
       throw InputError("command line", "--recipe", e.what());
     }

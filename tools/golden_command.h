@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct GoldenArgs {
 struct CheckArgs {
   std::string golden;
   std::string actual;
-  std::string recipe;  // "" = the case's own
+  std::optional<std::string> recipe;  // none = the case's own; "" is bad input
   bool diagnose = false;
   bool json = false;
 };

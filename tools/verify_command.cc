@@ -100,7 +100,7 @@ int run_verify(const VerifyArgs& a) {
   }
   o.max_cost = a.max_cost;
   cases = filter_cases(cases, o.filter);
-  if (!a.recipe.empty()) apply_recipe(cases, a.recipe);
+  if (a.recipe) apply_recipe(cases, *a.recipe);
   const auto all = available_backends();
   const std::vector<Backend*> backends = select_backends(all, o.backends);
   check_costs(cases, o);

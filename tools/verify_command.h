@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,7 @@ struct VerifyArgs {
   double max_cost = 2e9;
   bool json = false;
   bool no_claims = false;
-  std::string recipe;  // "" = each case's own
+  std::optional<std::string> recipe;  // none = each case's own; "" is bad input
 };
 
 CLI::App* add_verify_command(CLI::App& app, VerifyArgs& args);

@@ -197,7 +197,13 @@ Recipe parse_recipe(std::string_view text) {
         throw RecipeError("expected point=value in recipe '" + std::string(text) + "', got '" +
                           item + "'");
       }
-      r.points[point] = value;
+      // A point given twice must say the same thing: the second value silently winning would
+      // judge the kernel under a recipe its author did not write.
+      const auto [it, fresh] = r.points.emplace(point, value);
+      if (!fresh && it->second != value) {
+        throw RecipeError("point '" + point + "' given twice with different values (" +
+                          it->second + ", " + value + ") in recipe '" + std::string(text) + "'");
+      }
     }
     first = false;
   }

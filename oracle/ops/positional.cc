@@ -187,6 +187,33 @@ Outputs<T> PositionalOp::compute(const InputSet& in) const {
   return out;
 }
 
+std::vector<RoundingPoint> PositionalOp::rounding_points() const {
+  if (p_.kind != PositionalKind::kSinusoidal) return {};
+  return {{"angle", {"f32", "f64"}, "f32",
+           "the divisors base^(2i/d), the angles p/divisor and their sin/cos computed in f32 "
+           "or in f64 (rounded to the compute format once)"}};
+}
+
+template <class T>
+Outputs<T> PositionalOp::compute(const InputSet& in, const BoundRecipe& recipe) const {
+  if (p_.kind != PositionalKind::kSinusoidal || recipe.choice("angle") != "f64") {
+    return compute<T>(in);
+  }
+  // The whole row in double (the integer position exact in it below 2^53), each value rounded
+  // into T once: what a kernel that precomputes its table in double and stores it in T holds.
+  const std::vector<int64_t> pos = in.ints("positions");
+  const std::vector<double> divisors = ref::sinusoidal_divisors<double>(p_.d, p_.base);
+  Outputs<T> out(1);
+  std::vector<T>& y = out[0].values;
+  y.resize(static_cast<size_t>(p_.tokens * p_.d));
+  ref::parallel_for(p_.tokens, [&](int64_t t) {
+    const std::vector<double> row = ref::sinusoidal_pe<double>(
+        static_cast<double>(pos[static_cast<size_t>(t)]), std::span<const double>(divisors));
+    for (int64_t c = 0; c < p_.d; ++c) y[static_cast<size_t>(t * p_.d + c)] = T(row[c]);
+  });
+  return out;
+}
+
 namespace {
 
 std::unique_ptr<Op> make_sinusoidal(ParamReader& r) {

@@ -61,6 +61,12 @@ class PositionalOp : public GenericOp<PositionalOp> {
   void annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const override;
   template <class T>
   Outputs<T> compute(const InputSet& in) const;
+  // The sinusoidal encoding's angle point ([recipes]): a kernel that forms p/base^(2i/d), its
+  // sine and cosine in f64 and rounds once says angle=f64, and is held to that much tighter
+  // bound. The other kinds have none (only +ftz and +fma apply).
+  std::vector<RoundingPoint> rounding_points() const override;
+  template <class T>
+  Outputs<T> compute(const InputSet& in, const BoundRecipe& recipe) const;
 
  private:
   PositionalParams p_;

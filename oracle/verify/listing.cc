@@ -28,6 +28,15 @@ nlohmann::json listing_json(const std::vector<Case>& cases) {
   for (const OpInfo& o : op_registry()) {
     j["oracle_ops"].push_back({{"name", o.name}, {"catalog", o.catalog}, {"summary", o.summary}});
   }
+  // The named recipes as the text listing has them: the ops each describes (empty: every op),
+  // the points it sets, and the implementation it follows.
+  j["recipes"] = nlohmann::json::array();
+  for (const NamedRecipe& r : named_recipes()) {
+    nlohmann::json points = nlohmann::json::object();
+    for (const auto& [p, v] : r.points) points[p] = v;
+    j["recipes"].push_back(
+        {{"name", r.name}, {"ops", r.ops}, {"points", points}, {"source", r.source}});
+  }
   j["backends"] = nlohmann::json::array();
   for (const auto& b : available_backends()) {
     j["backends"].push_back(

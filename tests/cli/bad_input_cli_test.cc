@@ -223,4 +223,25 @@ TEST_F(BadInputCli, RecipesNameTheValidOnes) {
   EXPECT_TRUE(contains(r.out, "describes gelu")) << r.out;
 }
 
+// An empty recipe, or a point given twice with different values, is bad input: neither may pass
+// as strict or as whichever value came last.
+TEST_F(BadInputCli, EmptyRecipesAndPointsGivenTwiceAreRefused) {
+  const std::string g = golden();
+  CliResult r = run(g + path("g/t+silu.safetensors") + " --recipe ''");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--recipe")) << r.out;
+  EXPECT_TRUE(contains(r.out, "empty")) << r.out;
+  r = run("verify --no-claims --case-file " + path("cases.json") + " --recipe ''");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "empty")) << r.out;
+  r = run(g + path("g/t+silu.safetensors") + " --recipe form=literal,form=stable");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "'form' given twice with different values (literal, stable)"))
+      << r.out;
+  // The same value twice says one thing: accepted.
+  r = run("verify --no-claims --case-file " + path("cases.json") +
+          " --backend ref --recipe form=literal,form=literal");
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
 }  // namespace

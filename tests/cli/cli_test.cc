@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <map>
 #include <string>
 
 #include "tests/support/run_cli.h"
@@ -46,6 +48,30 @@ TEST(Cli, ListNamesTheOraclesOpsBackendsAndCases) {
   r = run("list");
   EXPECT_NE(r.out.find("Backends on this machine"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rmsnorm/llama3-8b"), std::string::npos) << r.out;
+}
+
+// list --json has the named recipes the text listing has, with their ops and points (as the
+// README's table and the implementations they follow give them).
+TEST(Cli, ListJsonNamesTheRecipesWithTheirOpsAndPoints) {
+  const nlohmann::json j = nlohmann::json::parse(run("list --json").out);
+  ASSERT_TRUE(j.contains("recipes")) << j.dump();
+  const std::string text = run("list").out;
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& r : j["recipes"]) {
+    by_name[r["name"]] = r;
+    EXPECT_NE(text.find("  " + r["name"].get<std::string>() + "  "), std::string::npos)
+        << r["name"];
+  }
+  ASSERT_TRUE(by_name.count("flash-attention") && by_name.count("hf-llama-rmsnorm") &&
+              by_name.count("strict"))
+      << j["recipes"].dump();
+  const nlohmann::json& fa = by_name["flash-attention"];
+  EXPECT_EQ(fa["points"]["probs"], "storage");
+  EXPECT_EQ(fa["points"]["normalize"], "late");
+  EXPECT_NE(std::find(fa["ops"].begin(), fa["ops"].end(), "attention"), fa["ops"].end());
+  EXPECT_EQ(by_name["hf-llama-rmsnorm"]["ops"], nlohmann::json::array({"rmsnorm"}));
+  EXPECT_EQ(by_name["hf-llama-rmsnorm"]["points"]["form"], "rsqrt");
+  EXPECT_TRUE(by_name["strict"]["points"].empty());
 }
 
 TEST(Cli, ListJsonIsWellFormed) {

@@ -1,0 +1,73 @@
+"""Recipe texts and points (docs/recipes.md): the sinusoidal encoding's angle point, and recipe
+texts that must be refused rather than read as something their author did not write."""
+import numpy as np
+import pytest
+
+import lmoracle
+
+CASE = "sinusoidal-pe/transformer-base-1m"  # positions in [65536, 1048576), d 512
+
+
+def f64_kernel(positions, d, base=10000.0):
+    """A kernel that forms its table in f64 and stores f32: PE(p, 2i) = sin(p / base^(2i/d)),
+    PE(p, 2i+1) = cos(...) (Vaswani et al.), angles and sin/cos in NumPy's double."""
+    i = np.arange(d // 2, dtype=np.float64)
+    angles = positions.astype(np.float64)[:, None] / base ** (2 * i / d)[None, :]
+    y = np.empty((positions.size, d), np.float64)
+    y[:, 0::2], y[:, 1::2] = np.sin(angles), np.cos(angles)
+    return y.astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def pe():
+    x = lmoracle.case(CASE, format="f32")
+    exact = lmoracle.reference(CASE, x)["pe"]
+    return x, exact
+
+
+def test_sinusoidal_has_an_angle_point():
+    points = {p["name"]: p for p in lmoracle.rounding_points(CASE)}
+    assert points["angle"]["values"] == ["f32", "f64"] and points["angle"]["strict"] == "f32"
+
+
+def test_an_f64_table_and_the_correctly_rounded_one_pass_under_angle_f64(pe):
+    x, exact = pe
+    assert lmoracle.check(CASE, x, {"pe": exact}, recipe="angle=f64").passed
+    y = f64_kernel(np.asarray(x["positions"]), exact.shape[1])
+    # The f64 kernel is within an ulp or two of the correctly rounded table: a real f64 kernel.
+    ulps = np.abs(y.view(np.int32).astype(np.int64) - exact.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 2
+    v = lmoracle.check(CASE, x, {"pe": y}, recipe="angle=f64")
+    assert v.passed, v.report
+
+
+def test_a_tenth_of_a_percent_off_at_a_million_positions_fails_under_angle_f64(pe):
+    x, exact = pe
+    off = (exact.astype(np.float64) * (1 + 1e-3)).astype(np.float32)
+    v = lmoracle.check(CASE, x, {"pe": off}, recipe="angle=f64")
+    assert not v.passed, v.report
+    # Under strict (f32 angles: ~0.06 rad of error at 10^6) the same table passes: the point is
+    # what lets a kernel that forms its angles in f64 be held to its own accuracy.
+    assert lmoracle.check(CASE, x, {"pe": off}).passed
+
+
+@pytest.mark.parametrize("recipe", ["normed=bf16,normed=f16", "hf-llama-rmsnorm,normed=bf16,normed=f16"])
+def test_a_point_given_twice_with_different_values_is_a_value_error(recipe):
+    x = lmoracle.case("rmsnorm/tiny-rows", format="bf16")
+    y = lmoracle.reference("rmsnorm/tiny-rows", x)["y"]
+    with pytest.raises(ValueError, match=r"'normed' given twice with different values \(bf16, f16\)"):
+        lmoracle.check("rmsnorm/tiny-rows", x, {"y": y}, recipe=recipe)
+
+
+def test_a_point_given_twice_with_the_same_value_is_one_point():
+    x = lmoracle.case("rmsnorm/tiny-rows", format="bf16")
+    y = lmoracle.reference("rmsnorm/tiny-rows", x)["y"]
+    assert lmoracle.check("rmsnorm/tiny-rows", x, {"y": y}, recipe="normed=bf16,normed=bf16").passed
+
+
+@pytest.mark.parametrize("recipe", ["", "   "])
+def test_an_empty_recipe_is_a_value_error(recipe):
+    x = lmoracle.case("rmsnorm/tiny-rows", format="bf16")
+    y = lmoracle.reference("rmsnorm/tiny-rows", x)["y"]
+    with pytest.raises(ValueError, match="empty"):
+        lmoracle.check("rmsnorm/tiny-rows", x, {"y": y}, recipe=recipe)
