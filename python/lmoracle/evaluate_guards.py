@@ -9,7 +9,9 @@
   - hashes: every input's bytes (SHA-256) before and after the call;
   - aliasing: an output that shares memory with an input (or is the input object);
   - the call itself: inputs in the kernel's array kind (NumPy, torch on a device, JAX), fresh
-    copies for every call, parameters passed by keyword where the kernel's signature takes them.
+    copies for every call, parameters passed by keyword where the kernel's signature takes them;
+    while it runs, the oracle's reference, judge and input draws refuse to run (a kernel that
+    asks lmoracle for the answer raises).
 
 Nothing here judges values: evaluate_api.py hands the outputs to lmoracle.check."""
 import contextlib
@@ -117,6 +119,18 @@ def poisoned_allocations(poison):
         saved.append((owner, attr, orig))
         setattr(owner, attr, poisoned)
 
+    # The kernel may not ask the oracle for the answer (lmoracle.reference, .check, .case).
+    from . import _core
+    for attr in ("reference", "check", "case_inputs"):
+        orig = getattr(_core, attr, None)
+        if orig is None:
+            continue
+
+        def refuse(*args, _attr=attr, **kwargs):
+            raise RuntimeError(f"the kernel called the oracle (lmoracle._core.{_attr}) while "
+                               f"it was evaluated")
+        saved.append((_core, attr, orig))
+        setattr(_core, attr, refuse)
     patch(np, "empty", poison.fill_numpy)
     patch(np, "empty_like", poison.fill_numpy)
     torch = sys.modules.get("torch")

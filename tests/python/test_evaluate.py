@@ -291,6 +291,16 @@ def test_the_first_kernels_pass_what_they_do_not_game():
         ["deterministic"]
 
 
+def test_a_kernel_that_asks_the_oracle_for_the_answer_fails():
+    def oracle_caller(x, gamma, eps):
+        return lmoracle.reference("rmsnorm", [x, gamma], rows=x.shape[0], d=x.shape[1],
+                                  eps=eps)["y"]
+    r = run(oracle_caller, ["correct"])
+    assert "RuntimeError: the kernel called the oracle (lmoracle._core.reference)" in \
+        r.checks["correct"].detail
+    assert lmoracle.reference("rmsnorm", lmoracle.case("rmsnorm", **SMALL), **SMALL)  # restored
+
+
 def test_a_kernel_that_raises_fails_with_its_exception():
     def broken(x, gamma, eps):
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
