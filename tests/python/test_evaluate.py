@@ -70,6 +70,14 @@ def fused_add_rmsnorm_np(x, gamma, residual, eps):
         return {"residual": s.astype(x.dtype), "y": rmsnorm_np(s, gamma, eps).astype(x.dtype)}
 
 
+def softmax_np(z):
+    """Max-subtracted, f32, one rounding to the storage format."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        zf = z.astype(np.float32)
+        e = np.exp(zf - zf.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True, dtype=np.float32)).astype(z.dtype)
+
+
 def rmsnorm_out(x, gamma, eps, out):
     """Protocol "out": writes every element of the buffer it is given."""
     out[...] = rmsnorm_np(x, gamma, eps)
@@ -120,6 +128,14 @@ def test_a_two_output_kernel_passes_every_check():
     r = lmoracle.evaluate(fused_add_rmsnorm_np, "fused_add_rmsnorm", format="bf16", seed=7,
                           examples=EXAMPLES, **SMALL)
     assert r.passed, str(r)
+
+
+def test_another_op_family_softmax_passes_every_check():
+    """The checks know no op: softmax's batch axis and row parameter come from its record."""
+    r = lmoracle.evaluate(softmax_np, "softmax", format="bf16", seed=3, examples=EXAMPLES,
+                          rows=4, n=256)
+    assert r.passed, str(r)
+    assert "batch of 32 rows" in r.checks["batch_invariant"].detail
 
 
 def test_correct_kernel_passes_in_f32_at_width_256():
@@ -356,8 +372,11 @@ def test_shapes_passes_a_correct_kernel_and_is_reproducible():
     ("rmsnorm/llama3-8b", rmsnorm_torch, "bf16", "torch", True),
     ("rmsnorm/llama3-8b", rmsnorm_torch_plain, "bf16", "torch", False),
     ("fused-add-rmsnorm/deepseek-v3", fused_add_rmsnorm_np, "bf16", "numpy", False),
+    ("softmax/attention-row", softmax_np, "bf16", "numpy", True),
+    ("softmax/attention-row", softmax_np, "f32", "numpy", True),
+    ("softmax/attention-row", softmax_np, "f16", "numpy", True),
 ], ids=["numpy-bf16", "numpy-f32", "numpy-f16", "torch-bf16", "torch-plain-bf16",
-        "fused-add-bf16"])
+        "fused-add-bf16", "softmax-bf16", "softmax-f32", "softmax-f16"])
 def test_sweep_no_false_alarm(op, kernel, fmt, array, specials):
     """Correct kernels on EXAMPLES drawn cases each (sizes, seeds, special values): no check
     may fail. Without special values: the README's plain kernel, whose squares overflow f32 at
