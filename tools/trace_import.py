@@ -390,6 +390,11 @@ def cases(def_file, work_file, extra_axes, seed):
             raise ImportError_(def_file, "op_type",
                                "expected rmsnorm, fused_add_rmsnorm or a gqa_paged decode "
                                f"definition (the ops the oracle has), got {json.dumps(op_type)}")
+        output = definition.get("outputs", {}).get("output")
+        if isinstance(output, dict) and DTYPES.get(output.get("dtype")) != fmt:
+            raise ImportError_(def_file, "outputs.output.dtype",
+                               f"expected the inputs' storage format ({fmt}: the case judges its "
+                               f"outputs in it), got {json.dumps(output.get('dtype'))}")
         missing = [k for k in PARAMETERS[op] if params.get(k) is None]
         if missing:
             raise ImportError_(def_file, ", ".join(missing),

@@ -155,6 +155,8 @@ def test_paged_decode_lengths_come_from_the_recorded_indptr(tmp_path, lmoracle_b
     (lambda d, w: d.update(op_type="gemm"), "op_type"),
     (lambda d, w: d["axes"].pop("hidden_size"), "axes.hidden_size"),
     (lambda d, w: d["inputs"]["hidden_states"].update(dtype="int8"), "inputs.hidden_states.dtype"),
+    (lambda d, w: d["inputs"]["weight"].update(dtype="float32"), "inputs.weight.dtype"),
+    (lambda d, w: d["outputs"]["output"].update(dtype="float32"), "outputs.output.dtype"),
     (lambda d, w: w["inputs"].update(eps={"type": "scalar", "value": "small"}),
      "inputs.eps.value"),
 ])
