@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -807,28 +808,47 @@ void JudgeReference::judge_range(const ref::Tensor& got, const GuardedBuffer* bu
     acc.add(i, x, m, y);
     if (o.ftz && flushed_subnormal(f, r, y)) continue;
     const double kappa = o.condition.empty() ? 0.0 : o.condition[at];
-    std::string why = pattern_failure(f, y);
     const bool finite = x.finite();
-    if (why.empty() && (policy_.kind == PolicyKind::kUlp || !finite)) {
-      const UlpAllowance a =
-          allowed_ulps_.empty() || !finite
-              ? ulp_allowance(policy_, f, x, kappa)
-              : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
-      why = ulp_failure(policy_, f, x, r, y, m, a, kappa, v);
-    } else if (why.empty() && y != r) {
-      // The reference itself lies in round(x − B) … round(x + B) (rounding is monotone, B ≥ 0):
-      // only another value needs the interval's ends.
-      const int64_t oy = ordinal(f, y);
-      const NaiveEnds ends = naive_ends(at, scratch);
-      if (!(ordinal(f, ends.lo) <= oy && oy <= ordinal(f, ends.hi))) {
-        // The same interval again, for its bound in the message.
-        const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
-        const mp& xm = x.get(scratch);
-        why = naive_failure(
-            policy_, f, xm, y, m,
-            naive_interval(policy_, f, xm, naive_bounds_[at / static_cast<size_t>(group_)],
-                           o.compute, scale),
-            scale);
+    // The policy's verdict on an output value c (its error metrics em): "" when it passes.
+    const auto policy_failure = [&](uint64_t c, const ElementError& em, Verdict& into) {
+      std::string why = pattern_failure(f, c);
+      if (why.empty() && (policy_.kind == PolicyKind::kUlp || !finite)) {
+        const UlpAllowance a =
+            allowed_ulps_.empty() || !finite
+                ? ulp_allowance(policy_, f, x, kappa)
+                : UlpAllowance{allowed_ulps_[at], allowed_margin_[at], allowed_extra_[at]};
+        why = ulp_failure(policy_, f, x, r, c, em, a, kappa, into);
+      } else if (why.empty() && c != r) {
+        // The reference itself lies in round(x − B) … round(x + B) (rounding is monotone,
+        // B ≥ 0): only another value needs the interval's ends.
+        const int64_t oc = ordinal(f, c);
+        const NaiveEnds ends = naive_ends(at, scratch);
+        if (!(ordinal(f, ends.lo) <= oc && oc <= ordinal(f, ends.hi))) {
+          // The same interval again, for its bound in the message.
+          const double scale = o.error_scale.empty() ? 0.0 : o.error_scale[at];
+          const mp& xm = x.get(scratch);
+          why = naive_failure(
+              policy_, f, xm, c, em,
+              naive_interval(policy_, f, xm, naive_bounds_[at / static_cast<size_t>(group_)],
+                             o.compute, scale),
+              scale);
+        }
+      }
+      return why;
+    };
+    std::string why = policy_failure(y, m, v);
+    if (!why.empty() && o.trunc) {
+      // A truncating store wrote round-to-nearest's value or its neighbour toward zero: y passes
+      // when the neighbour away from zero (one more in the magnitude bits) would. Judged into a
+      // scratch verdict: y's own failure is the one reported.
+      const uint64_t away = y + (uint64_t{1} << ref::spec(f).shift);
+      if (!ref::bits_is_nan(f, away) && !ref::bits_is_inf(f, away) &&
+          std::llabs(ordinal(f, away)) == std::llabs(ordinal(f, y)) + 1) {
+        Verdict scratch_verdict;
+        if (policy_failure(away, element_error(f, x, nearest_[at], r, away), scratch_verdict)
+                .empty()) {
+          why.clear();
+        }
       }
     }
     if (!why.empty()) fail(v, i, FailReason::kPolicy, why);

@@ -65,6 +65,10 @@ struct JudgeOptions {
   // A kernel that flushes subnormal results to zero (recipe +ftz): ±0 passes wherever the
   // correctly rounded reference is subnormal in the output format.
   bool ftz = false;
+  // A kernel whose store rounds toward zero (recipe +trunc): its output is round-to-nearest's or
+  // the value one ulp toward zero from it, so an element passes when it, or its neighbour away
+  // from zero, passes the policy.
+  bool trunc = false;
   // A block of a larger tensor (check of an op with independent rows at real shapes, a block of
   // rows at a time, so that its exact values never exist all at once): the tensor judged has
   // `whole_elements` elements, and the exact values, naive values, condition numbers and error

@@ -150,7 +150,7 @@ const NamedRecipe* find_named_recipe(std::string_view name) {
 std::string named_recipe_names() {
   std::vector<std::string> names;
   for (const NamedRecipe& r : named_recipes()) names.push_back(r.name);
-  return join(names) + " (modifiers: +ftz, +fma)";
+  return join(names) + " (modifiers: +ftz, +fma, +trunc)";
 }
 
 std::string Recipe::text() const {
@@ -158,6 +158,7 @@ std::string Recipe::text() const {
   for (const auto& [p, v] : points) s += "," + p + "=" + v;
   if (ftz) s += "+ftz";
   if (fma) s += "+fma";
+  if (trunc) s += "+trunc";
   return s;
 }
 
@@ -165,17 +166,18 @@ Recipe parse_recipe(std::string_view text) {
   Recipe r;
   std::string body = trim(text);
   if (body.empty()) throw RecipeError("expected a recipe, got an empty text");
-  // Modifiers: "+ftz" and "+fma" suffixes, or bare "ftz" and "fma" items.
+  // Modifiers: "+ftz", "+fma" and "+trunc" suffixes, or bare "ftz", "fma" and "trunc" items.
   auto modifier = [&r](const std::string& m) {
     if (m == "ftz") r.ftz = true;
     if (m == "fma") r.fma = true;
-    return m == "ftz" || m == "fma";
+    if (m == "trunc") r.trunc = true;
+    return m == "ftz" || m == "fma" || m == "trunc";
   };
   std::vector<std::string> plus = split(body, '+');
   body = plus[0];
   for (size_t i = 1; i < plus.size(); ++i) {
     if (!modifier(plus[i])) {
-      throw RecipeError("unknown recipe modifier '+" + plus[i] + "': expected +ftz or +fma");
+      throw RecipeError("unknown recipe modifier '+" + plus[i] + "': expected +ftz, +fma or +trunc");
     }
   }
   bool first = true;
@@ -212,7 +214,7 @@ Recipe parse_recipe(std::string_view text) {
 
 BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
                          const std::vector<RoundingPoint>& points, ref::Format storage)
-    : storage_(storage), ftz_(r.ftz), fma_(r.fma) {
+    : storage_(storage), ftz_(r.ftz), fma_(r.fma), trunc_(r.trunc) {
   const NamedRecipe* named = find_named_recipe(r.name);
   if (!named) throw RecipeError("unknown recipe '" + r.name + "': expected " + named_recipe_names());
   if (!named->ops.empty()) {
@@ -235,7 +237,7 @@ BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
     }
     if (!rp) {
       throw RecipeError("op " + std::string(op) + " has no rounding point '" + point + "'" +
-                        (names.empty() ? ": it has none (only strict, +ftz and +fma apply)"
+                        (names.empty() ? ": it has none (only strict, +ftz, +fma and +trunc apply)"
                                        : ": expected one of " + join(names)));
     }
     if (rp->choices.empty()) {
@@ -268,7 +270,7 @@ BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
       points_strict_ = points_strict_ && value(p.name) == p.strict;
     }
   }
-  strict_ = points_strict_ && !ftz_ && !fma_;
+  strict_ = points_strict_ && !ftz_ && !fma_ && !trunc_;
 }
 
 std::string BoundRecipe::key() const {
@@ -283,7 +285,7 @@ std::string BoundRecipe::key() const {
     }
     k += p + "=" + shown + ";";
   }
-  return k + (ftz_ ? "ftz;" : "") + (fma_ ? "fma;" : "");
+  return k + (ftz_ ? "ftz;" : "") + (fma_ ? "fma;" : "") + (trunc_ ? "trunc;" : "");
 }
 
 const std::string& BoundRecipe::value(std::string_view point) const {

@@ -10,6 +10,8 @@
 //   NAME                        a named recipe (named_recipes())
 //   NAME+ftz                    with flush-to-zero
 //   NAME+fma                    with FMA contraction (reference/contraction.h)
+//   NAME+trunc                  with a store that rounds toward zero (f32 → bf16 by dropping
+//                               bits), the output one ulp toward zero from round-to-nearest
 //   point=value,point=value     a custom recipe over strict, e.g. probs=bf16,acc=f32
 //   NAME,point=value[,ftz][,fma] a named recipe with points overridden
 // A format point's value is a format name or `storage` (the format the kernel stores its
@@ -48,6 +50,7 @@ struct Recipe {
   std::map<std::string, std::string> points;  // overrides of the named recipe's points
   bool ftz = false;
   bool fma = false;  // products fused into the sums they feed (reference/contraction.h)
+  bool trunc = false;  // the store rounds toward zero (JudgeOptions::trunc)
 
   // Canonical text: parse_recipe(r.text()) == r.
   std::string text() const;
@@ -89,6 +92,7 @@ class BoundRecipe {
   const std::string& choice(std::string_view point) const;
   bool ftz() const { return ftz_; }
   bool fma() const { return fma_; }
+  bool trunc() const { return trunc_; }
   ref::Format storage() const { return storage_; }
   // No point differs from strict, no ftz, no fma: the naive run as it always was.
   bool is_strict() const { return strict_; }
@@ -106,6 +110,7 @@ class BoundRecipe {
   ref::Format storage_ = ref::Format::f32;
   bool ftz_ = false;
   bool fma_ = false;
+  bool trunc_ = false;
   bool strict_ = true;
   bool points_strict_ = true;
   std::vector<std::string> format_points_;

@@ -46,6 +46,7 @@ JudgeOptions options_with(const RecipeJudging& how, std::span<const double> cond
   jo.condition = condition;
   jo.error_scale = error_scale;
   jo.ftz = r.ftz();
+  jo.trunc = r.trunc();
   if (how.uses_naive && naive) {
     jo.naive = naive->values;
     jo.compute = compute;
@@ -101,6 +102,15 @@ double correlation(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
+// s stored by a truncating kernel: round-to-nearest's bits, one step toward zero where those
+// lie farther from zero than s (sign-magnitude: one less in the magnitude bits).
+uint64_t encode_toward_zero(ref::Format f, double s) {
+  const uint64_t r = ref::encode(f, s);
+  if (!std::isfinite(s) || ref::bits_is_nan(f, r)) return r;
+  const double v = ref::decode<double>(f, r);
+  return std::fabs(v) > std::fabs(s) ? r - 1 : r;
+}
+
 }  // namespace
 
 std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, const InputSet& in,
@@ -152,6 +162,9 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
     toggled = declared;
     toggled.fma = !toggled.fma;
     add(toggled, toggled.text());
+    toggled = declared;
+    toggled.trunc = !toggled.trunc;
+    add(toggled, toggled.text());
   }
 
   std::vector<RecipeMatch> out;
@@ -164,7 +177,8 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
       const ref::Tensor& t = *got[k];
       const ref::Format f = ref::dtype_format(t.dtype());
       for (int64_t i = 0; i < t.numel(); ++i) {
-        const uint64_t r = ref::encode(f, sim[k].values[static_cast<size_t>(i)]);
+        const double s = sim[k].values[static_cast<size_t>(i)];
+        const uint64_t r = c.bound.trunc() ? encode_toward_zero(f, s) : ref::encode(f, s);
         const uint64_t y = t.bits(i);
         ++total;
         if (r == y || (ref::bits_is_nan(f, r) && ref::bits_is_nan(f, y))) ++equal;

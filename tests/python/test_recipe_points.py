@@ -71,3 +71,58 @@ def test_an_empty_recipe_is_a_value_error(recipe):
     y = lmoracle.reference("rmsnorm/tiny-rows", x)["y"]
     with pytest.raises(ValueError, match="empty"):
         lmoracle.check("rmsnorm/tiny-rows", x, {"y": y}, recipe=recipe)
+
+
+# --- truncating stores (+trunc) -------------------------------------------------------------
+
+GELU = "gelu/exact"
+
+
+def truncate_to_bf16(y32):
+    """f32 → bf16 by dropping the low 16 bits (round toward zero), as a store that truncates."""
+    import ml_dtypes
+    bits = (np.asarray(y32, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return bits.view(ml_dtypes.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def gelu_truncated():
+    x = lmoracle.case(GELU, format="bf16")
+    y32 = lmoracle.reference(GELU, x, format="f32")["y"]
+    return x, truncate_to_bf16(y32)
+
+
+def test_a_truncating_store_declared_as_rounding_fails_and_the_diagnosis_names_trunc(gelu_truncated):
+    x, y = gelu_truncated
+    v = lmoracle.check(GELU, x, {"y": y})
+    assert not v.passed, v.report
+    assert v.diagnosis[0]["recipe"].endswith("+trunc"), v.report
+    assert v.diagnosis[0]["equal"] > 0.99, v.diagnosis[:3]
+
+
+def test_a_truncating_store_passes_under_trunc(gelu_truncated):
+    x, y = gelu_truncated
+    v = lmoracle.check(GELU, x, {"y": y}, recipe="strict+trunc")
+    assert v.passed, v.report
+
+
+def test_trunc_allows_one_step_toward_zero_and_no_more(gelu_truncated):
+    import ml_dtypes
+    x, y = gelu_truncated
+    rn = lmoracle.reference(GELU, x)["y"].view(np.uint16)
+
+    def with_element(i, pattern):
+        b = rn.copy()
+        b[i] = pattern
+        return {"y": b.view(ml_dtypes.bfloat16)}
+
+    # An element where one step toward zero (the pattern less one: sign-magnitude) fails strict:
+    # there the strict policy allows no ulp at all.
+    i = next(i for i in np.flatnonzero((rn & 0x7FFF) > 0x0100)[:50]
+             if not lmoracle.check(GELU, x, with_element(i, rn[i] - 1)).passed)
+    assert lmoracle.check(GELU, x, with_element(i, rn[i] - 1), recipe="strict+trunc").passed
+    # Two steps toward zero: a store that truncates twice.
+    v = lmoracle.check(GELU, x, with_element(i, rn[i] - 2), recipe="strict+trunc")
+    assert not v.passed and v.outputs["y"].failed == 1, v.report
+    # A round-to-nearest store is a truncating store's other possible value: it passes too.
+    assert lmoracle.check(GELU, x, {"y": rn.view(ml_dtypes.bfloat16)}, recipe="strict+trunc").passed
