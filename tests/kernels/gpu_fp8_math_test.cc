@@ -8,6 +8,8 @@
 //     patterns, every fp8 value, every midpoint between neighbours and the f32 values next to
 //     each midpoint, beyond ±M, ±0, ±inf, NaN) give the reference's saturating nearest-even
 //     rounding;
+//   - fp8_quantize on the known answers computed with exact rationals (tests/data/fp8.json),
+//     bit for bit;
 //   - the built-in fp8_quantize, fp8_dequantize and fp8_linear cases evaluated as the kernels
 //     evaluate them (scales per tile, q, q·s, DeepGEMM's per-block order), judged by the oracle's
 //     run_and_judge (the exact reference and the policy table) in every storage each case lists.
@@ -20,10 +22,12 @@
 
 #include "gpu/fp8_math.h"
 #include "oracle/backends/fp8_adapters.h"
+#include "oracle/backends/kernel_call.h"
 #include "oracle/core/case.h"
 #include "oracle/ops/fp8.h"
 #include "reference/formats.h"
 #include "tests/support/oracle_harness.h"
+#include "tests/support/test_data.h"
 
 namespace lmo::gpu {
 namespace {
@@ -111,42 +115,50 @@ const uint8_t* patterns(const oracle::InputSet& in, const char* name) {
   return in.at(name).bytes().data();
 }
 
+using oracle::op_adapters::fp8_format;
+using oracle::op_adapters::fp8_tiling;
+
+// fp8_quantize evaluated as fp8_scales_kernel and fp8_quantize_kernel do: q's values and the
+// scales.
+oracle::Outputs<double> quantize_as_the_kernels(const oracle::Fp8QuantizeOp& op,
+                                                const oracle::InputSet& in) {
+  const oracle::Fp8Params& p = op.params();
+  const kernels::Fp8Tiling t = fp8_tiling(p.tiling());
+  const Fp8Format f = fp8_format(p.scaling.fp8);
+  const std::vector<float> x = floats(in, "x");
+  // fp8_scales_kernel: max |x| and the NaN flag per tile (exact in any order), then the scale.
+  std::vector<float> amax(static_cast<size_t>(t.scales()), 0.0f);
+  std::vector<bool> nan(amax.size(), false);
+  for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t c = 0; c < t.cols; ++c) {
+      const float v = x[static_cast<size_t>(r * t.cols + c)];
+      const auto g = static_cast<size_t>(fp8_math::tile_of(r, c, t));
+      if (std::isnan(v)) nan[g] = true;
+      amax[g] = std::fmax(amax[g], std::fabs(v));
+    }
+  }
+  oracle::Outputs<double> out(2);
+  std::vector<float> s(amax.size());
+  for (size_t g = 0; g < s.size(); ++g) {
+    s[g] = fp8_math::scale(amax[g], nan[g], f, p.scaling.form == ref::ScaleForm::kPow2,
+                           p.scaling.amax_floor);
+    out[1].values.push_back(s[g]);
+  }
+  for (int64_t r = 0; r < t.rows; ++r) {
+    for (int64_t c = 0; c < t.cols; ++c) {
+      const float sg = s[static_cast<size_t>(fp8_math::tile_of(r, c, t))];
+      const uint8_t bits = fp8_math::quantize(x[static_cast<size_t>(r * t.cols + c)], sg, f);
+      out[0].values.push_back(fp8_math::decode(bits, f));
+    }
+  }
+  return out;
+}
+
 // A built-in fp8 case evaluated as gpu/fp8.cuh does: every output the f32 (or fp8) value the
 // kernel would store (store_outputs rounds the f32 values to the storage, nearest-even).
 oracle::Outputs<double> fp8_as_the_kernels(const oracle::RunContext& ctx) {
-  using oracle::op_adapters::fp8_format;
-  using oracle::op_adapters::fp8_tiling;
   if (const auto* q = dynamic_cast<const oracle::Fp8QuantizeOp*>(&ctx.op)) {
-    const oracle::Fp8Params& p = q->params();
-    const kernels::Fp8Tiling t = fp8_tiling(p.tiling());
-    const Fp8Format f = fp8_format(p.scaling.fp8);
-    const std::vector<float> x = floats(ctx.in, "x");
-    // fp8_scales_kernel: max |x| and the NaN flag per tile (exact in any order), then the scale.
-    std::vector<float> amax(static_cast<size_t>(t.scales()), 0.0f);
-    std::vector<bool> nan(amax.size(), false);
-    for (int64_t r = 0; r < t.rows; ++r) {
-      for (int64_t c = 0; c < t.cols; ++c) {
-        const float v = x[static_cast<size_t>(r * t.cols + c)];
-        const auto g = static_cast<size_t>(fp8_math::tile_of(r, c, t));
-        if (std::isnan(v)) nan[g] = true;
-        amax[g] = std::fmax(amax[g], std::fabs(v));
-      }
-    }
-    oracle::Outputs<double> out(2);
-    std::vector<float> s(amax.size());
-    for (size_t g = 0; g < s.size(); ++g) {
-      s[g] = fp8_math::scale(amax[g], nan[g], f, p.scaling.form == ref::ScaleForm::kPow2,
-                             p.scaling.amax_floor);
-      out[1].values.push_back(s[g]);
-    }
-    for (int64_t r = 0; r < t.rows; ++r) {
-      for (int64_t c = 0; c < t.cols; ++c) {
-        const float sg = s[static_cast<size_t>(fp8_math::tile_of(r, c, t))];
-        const uint8_t bits = fp8_math::quantize(x[static_cast<size_t>(r * t.cols + c)], sg, f);
-        out[0].values.push_back(fp8_math::decode(bits, f));
-      }
-    }
-    return out;
+    return quantize_as_the_kernels(*q, ctx.in);
   }
   if (const auto* d = dynamic_cast<const oracle::Fp8DequantizeOp*>(&ctx.op)) {
     const oracle::Fp8Params& p = d->params();
@@ -176,6 +188,25 @@ oracle::Outputs<double> fp8_as_the_kernels(const oracle::RunContext& ctx) {
     }
   }
   return out;
+}
+
+// The known answers computed with exact rationals (tests/data/make_fp8.py: every E4M3 value,
+// midpoint and f32 neighbour of a midpoint among them): q and the scales bit for bit.
+TEST(GpuFp8Math, QuantizeGivesTheKnownAnswers) {
+  const nlohmann::json data = testdata::load("fp8.json");
+  int checked = 0;
+  for (const nlohmann::json& k : data["cases"]) {
+    const Format f = *ref::parse_format(k["storage"].get<std::string>());
+    const oracle::KernelCall kc =
+        oracle::make_kernel_call("gpu_fp8_math_test", "fp8_quantize", k["params"], f,
+                                 {{"x", testdata::exact_doubles(k["x"]), {}}});
+    const oracle::Outputs<double> out =
+        quantize_as_the_kernels(dynamic_cast<const oracle::Fp8QuantizeOp&>(*kc.op), kc.in);
+    EXPECT_EQ(out[0].values, testdata::exact_doubles(k["q"])) << k["params"].dump();
+    EXPECT_EQ(out[1].values, testdata::exact_doubles(k["scales"])) << k["params"].dump();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 TEST(GpuFp8Math, BuiltinFp8CasesPassOnTheHost) {
