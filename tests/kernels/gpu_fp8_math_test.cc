@@ -26,6 +26,7 @@
 #include "oracle/core/case.h"
 #include "oracle/ops/fp8.h"
 #include "reference/formats.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/oracle_harness.h"
 #include "tests/support/test_data.h"
 
@@ -103,12 +104,9 @@ TEST(GpuFp8Math, EncodeRoundsAsTheReferenceOverTheWholeRange) {
   }
 }
 
-// The stored f32 (or bf16, f16) values of an input, widened exactly.
+// The stored values of an input, widened exactly (f32 holds every bf16 and f16 value).
 std::vector<float> floats(const oracle::InputSet& in, const char* name) {
-  const ref::Tensor& t = in.at(name);
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.get(i));
-  return v;
+  return lmo::testing::floats(in.at(name));
 }
 
 const uint8_t* patterns(const oracle::InputSet& in, const char* name) {

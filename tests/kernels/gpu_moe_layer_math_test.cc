@@ -23,6 +23,7 @@
 #include "oracle/core/case.h"
 #include "oracle/ops/moe_layer.h"
 #include "reference/activations.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/oracle_harness.h"
 
 namespace lmo::gpu {
@@ -121,11 +122,9 @@ struct F32Row {
   double bias(int64_t i) const { return c[i]; }
 };
 
+// The stored values of an input, widened exactly (f32 holds every bf16 and f16 value).
 std::vector<float> floats(const oracle::InputSet& in, const char* name) {
-  const ref::Tensor& t = in.at(name);
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.get(i));
-  return v;
+  return lmo::testing::floats(in.at(name));
 }
 
 // A moe_layer case evaluated as gpu/moe_layer.cu's kernels do: y in f32 (store_outputs rounds it

@@ -19,6 +19,7 @@
 #include "gpu/norm_math.h"
 #include "oracle/core/case.h"
 #include "oracle/ops/norms.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/oracle_harness.h"
 
 namespace lmo::gpu {
@@ -40,12 +41,9 @@ TEST(GpuNormMath, RowScaleIsThePowerOfTwoThatBringsTheMaximumInRange) {
   EXPECT_EQ(norm_math::row_scale(3.40282347e38f), 0x1p-128);  // FLT_MAX
 }
 
-// Widened inputs of a tensor.
+// The stored values of an input, widened exactly (f32 holds every bf16 and f16 value).
 std::vector<float> floats(const oracle::InputSet& in, const char* name) {
-  const ref::Tensor& t = in.at(name);
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.get(i));
-  return v;
+  return lmo::testing::floats(in.at(name));
 }
 
 // block_reduce's order: buf[i] += buf[i + stride] for stride = 128, 64, …, 1.
@@ -108,15 +106,14 @@ TEST(GpuNormMath, BuiltinFusedAddRmsnormCasesPassOnTheHost) {
 TEST(GpuNormMath, ScaledRowsPassOnTheHost) {
   for (const double mag : {0x1p50, 0x1p-50}) {
     for (const char* storage : {"f32", "bf16"}) {
-      const nlohmann::json c = {
-          {"id", "fused/scaled"},
-          {"op", "fused_add_rmsnorm"},
-          {"seed", 77},
-          {"formats", {storage}},
-          {"params", {{"rows", 3}, {"d", 1000}, {"eps", 0}}},
-          {"inputs",
-           {{"x", {{"dist", "normal"}, {"mean", 0}, {"std", mag}}},
-            {"residual", {{"dist", "normal"}, {"mean", 0}, {"std", mag}}}}}};
+      const nlohmann::json c = {{"id", "fused/scaled"},
+                                {"op", "fused_add_rmsnorm"},
+                                {"seed", 77},
+                                {"formats", {storage}},
+                                {"params", {{"rows", 3}, {"d", 1000}, {"eps", 0}}},
+                                {"inputs",
+                                 {{"x", {{"dist", "normal"}, {"mean", 0}, {"std", mag}}},
+                                  {"residual", {{"dist", "normal"}, {"mean", 0}, {"std", mag}}}}}};
       lmo::testing::Harness h(c, *ref::parse_format(storage));
       const oracle::VerifyRow row = h.judge("gpu-math", fused_as_the_kernel);
       EXPECT_TRUE(row.pass) << mag << " " << storage << ": " << row.detail;
