@@ -5,11 +5,12 @@
 // T5's bias), oracle/backends/gpu_fp8.cc (fp8 quantization, dequantization and the block-scaled
 // linear layer) and oracle/backends/gpu.cc (fused_add_rmsnorm), judged by the oracle's own
 // run_and_judge (the exact reference and the policy table, under each case's recipe, as
-// `lmoracle verify --backend gpu` does) in every storage format each case lists. Needs a CUDA
-// device (skipped with the reason otherwise), except the check that the selection covers every
-// entry.
+// `lmoracle verify --backend gpu` does) in every storage format each case lists, and run twice
+// for the same bytes. Needs a CUDA device (skipped with the reason otherwise), except the check
+// that the selection covers every entry.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
+#include "oracle/backends/kernel_call.h"
 #include "oracle/core/case.h"
 #include "oracle/verify/verify.h"
 #include "tests/support/gpu_cases.h"
@@ -67,6 +69,31 @@ TEST(GpuBackendCases, BuiltinCasesPass) {
     ASSERT_EQ(gpu->unsupported(h.c(), h.op(), f), "") << c.id;
     const VerifyRow row = run_and_judge(h.c(), h.op(), f, *gpu, h.ctx());
     EXPECT_TRUE(row.pass) << c.id << " " << ref::format_name(f) << ": " << row.detail;
+  }
+}
+
+// No atomics, fixed sums: a second run of every case writes the same bytes.
+TEST(GpuBackendCases, BuiltinCasesAreDeterministic) {
+  LMO_REQUIRE_GPU();
+  std::unique_ptr<Backend> gpu;
+  for (std::unique_ptr<Backend>& b : available_backends()) {
+    if (b->name() == "gpu") gpu = std::move(b);
+  }
+  ASSERT_NE(gpu, nullptr);
+  for (const auto& [c, f] : gpu_cases()) {
+    lmo::testing::Harness h(c.source, f);
+    testdata::expect_deterministic(
+        [&] {
+          std::vector<GuardedBuffer> bufs = armed_outputs(h.op(), f);
+          gpu->run(h.ctx(), bufs);
+          std::vector<uint8_t> bytes;
+          for (const GuardedBuffer& b : bufs) {
+            const ref::Tensor t = b.tensor();
+            bytes.insert(bytes.end(), t.bytes().begin(), t.bytes().end());
+          }
+          return bytes;
+        },
+        c.id + " " + std::string(ref::format_name(f)));
   }
 }
 
