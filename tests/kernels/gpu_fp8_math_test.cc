@@ -8,6 +8,7 @@
 //     patterns, every fp8 value, every midpoint between neighbours and the f32 values next to
 //     each midpoint, beyond ±M, ±0, ±inf, NaN) give the reference's saturating nearest-even
 //     rounding;
+//   - NaN and ±∞ as docs/nan-inf.md's fp8 rows say;
 //   - fp8_quantize on the known answers computed with exact rationals (tests/data/fp8.json),
 //     bit for bit;
 //   - the built-in fp8_quantize, fp8_dequantize and fp8_linear cases evaluated as the kernels
@@ -102,6 +103,28 @@ TEST(GpuFp8Math, EncodeRoundsAsTheReferenceOverTheWholeRange) {
       expect_encodes(f, -v);
     }
   }
+}
+
+// docs/nan-inf.md's fp8 rows (tests/oracle/nan_inf_semantics_test.cc runs them on every backend
+// with a kernel): a NaN in a tile makes its scale and every q NaN; an infinite amax makes the
+// scale +∞ and q = x/∞ = ±0 for finite x, NaN at ±∞; dequantization is one product (NaN·s,
+// 0·∞ = NaN, q·∞ = ±∞).
+TEST(GpuFp8Math, NanAndInfinityFollowTheTable) {
+  const Fp8Format f = Fp8Format::e4m3;
+  EXPECT_TRUE(std::isnan(fp8_math::scale(3.0f, /*nan=*/true, f, false, 1e-10)));
+  const float inf_scale = fp8_math::scale(INFINITY, false, f, false, 1e-10);
+  EXPECT_EQ(inf_scale, INFINITY);
+  EXPECT_TRUE(std::isnan(fp8_math::decode(fp8_math::quantize(1.0f, NAN, f), f)));
+  EXPECT_EQ(fp8_math::quantize(4.0f, inf_scale, f), 0x00);   // +0
+  EXPECT_EQ(fp8_math::quantize(-5.0f, inf_scale, f), 0x80);  // −0
+  EXPECT_TRUE(std::isnan(fp8_math::decode(fp8_math::quantize(-INFINITY, inf_scale, f), f)));
+  const uint8_t nan_q = 0x7F, one = 0x38, minus_two = 0xC0;  // E4M3 NaN, 1, −2
+  ASSERT_EQ(fp8_math::decode(one, f), 1.0f);
+  ASSERT_EQ(fp8_math::decode(minus_two, f), -2.0f);
+  EXPECT_TRUE(std::isnan(fp8_math::dequantize(nan_q, 2.0f, f)));
+  EXPECT_EQ(fp8_math::dequantize(one, 2.0f, f), 2.0f);
+  EXPECT_EQ(fp8_math::dequantize(minus_two, INFINITY, f), -INFINITY);
+  EXPECT_TRUE(std::isnan(fp8_math::dequantize(0x00, INFINITY, f)));
 }
 
 // The stored values of an input, widened exactly (f32 holds every bf16 and f16 value).
