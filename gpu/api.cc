@@ -66,6 +66,31 @@ void layernorm(Storage s, const void* x, const void* gamma, const void* beta, vo
   call.finish();
 }
 
+void fused_add_rmsnorm(Storage s, const void* x, const void* residual, const void* gamma,
+                       void* residual_out, void* y, int64_t rows, int64_t d, float eps) {
+  constexpr const char* fn = "gpu::fused_add_rmsnorm";
+  detail::check_rows(fn, s, rows, "d", d);
+  check_eps(fn, eps);
+  detail::check_ptrs(fn, rows > 0,
+                     {{"x", x},
+                      {"residual", residual},
+                      {"gamma", gamma},
+                      {"residual_out", residual_out},
+                      {"y", y}});
+  if (rows == 0) return;
+  Call call(fn);
+  const void* dx = call.upload(x, bytes_of(s, rows * d));
+  // The residual is updated in place on the device; residual_out receives it (it may be the
+  // host's residual itself: the upload has read it by then).
+  void* dr = call.upload(residual, bytes_of(s, rows * d));
+  const void* dg = call.upload(gamma, bytes_of(s, d));
+  void* dy = call.alloc(bytes_of(s, rows * d));
+  call.run([=] { return launch_fused_add_rmsnorm(s, dx, dr, dg, dr, dy, rows, d, eps, nullptr); });
+  call.download(residual_out, dr, bytes_of(s, rows * d));
+  call.download(y, dy, bytes_of(s, rows * d));
+  call.finish();
+}
+
 void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
   constexpr const char* fn = "gpu::softmax";
   detail::check_rows(fn, s, rows, "n", n);

@@ -6,14 +6,15 @@
 // failure (no driver, no device, a launch error) throws std::runtime_error naming the CUDA call
 // and its error string. Kernels and launchers on device pointers: gpu/<family>.cuh, gpu/launch.h.
 //
-// Numerics (every family): inputs in storage s are widened exactly; per-row sums and the
-// elementwise functions are evaluated in double, and each output is rounded to f32 and then to
-// s, nearest-even. By construction (double's 2^-53 against f32's 2^-24) each f32 result is then
-// within a small fraction of an f32 ulp of the exact value, inside the oracle's f32 policies,
-// and the reference's special values (NaN, ±inf) follow from IEEE double arithmetic in the
-// reference's order of operations. The cost: the datacenter GPUs targeted (sm_80, sm_90) run
-// FP64 at half the FP32 rate; whether a kernel with double exp/erfc stays memory-bound is for
-// `lmoracle bench --backend gpu` to show. Reductions use
+// Numerics (every family but the f32 kernels of fused_add_rmsnorm, gpu/api_fp8.h and
+// moe_layer, which compute in f32 in the fast kernels' rounding order: gpu/f32_ops.h): inputs in
+// storage s are widened exactly; per-row sums and the elementwise functions are evaluated in
+// double, and each output is rounded to f32 and then to s, nearest-even. By construction (double's
+// 2^-53 against f32's 2^-24) each f32 result is then within a small fraction of an f32 ulp of the
+// exact value, inside the oracle's f32 policies, and the reference's special values (NaN, ±inf)
+// follow from IEEE double arithmetic in the reference's order of operations. The cost: the
+// datacenter GPUs targeted (sm_80, sm_90) run FP64 at half the FP32 rate; whether a kernel with
+// double exp/erfc stays memory-bound is for `lmoracle bench --backend gpu` to show. Reductions use
 // one block per row and a fixed-shape tree in shared memory, no atomics: results are identical
 // run to run.
 #pragma once
@@ -56,6 +57,11 @@ void rmsnorm(Storage s, const void* x, const void* gamma, void* y, int64_t rows,
              float eps, bool one_plus_gamma = false);
 void layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y, int64_t rows,
                int64_t d, float eps);
+// Residual add fused with RMSNorm (fast/norms.h's fused_add_rmsnorm, in f32: gpu/norm_math.h):
+// h = x + residual in f32, stored rounded to residual_out (which may alias residual); y = h /
+// sqrt(mean(h²) + ε) · γ from the f32 h. Same errors as rmsnorm.
+void fused_add_rmsnorm(Storage s, const void* x, const void* residual, const void* gamma,
+                       void* residual_out, void* y, int64_t rows, int64_t d, float eps);
 
 // F12 softmax and log-sum-exp over the rows of a (rows × n) array (fast/softmax.h); log Z is one
 // f32 per row.
@@ -92,5 +98,7 @@ void rope_table(Storage s, const void* x, Storage table, const void* cos_sin, vo
 #include "gpu/api_attention.h"  // IWYU pragma: export
 // The feed-forward family (F03–F05, F18), the position family (F07–F09) and MoE (F20–F22).
 #include "gpu/api_ffn.h"         // IWYU pragma: export
+// fp8 scaling: quantization, dequantization, the block-scaled linear layer.
+#include "gpu/api_fp8.h"         // IWYU pragma: export
 #include "gpu/api_moe.h"         // IWYU pragma: export
 #include "gpu/api_positional.h"  // IWYU pragma: export

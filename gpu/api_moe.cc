@@ -4,10 +4,11 @@
 
 #include <cstddef>
 
-#include "kernels/api/validate_moe.h"
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_moe.h"
+#include "kernels/api/validate_ffn.h"
+#include "kernels/api/validate_moe.h"
 
 namespace lmo::gpu {
 namespace {
@@ -92,6 +93,53 @@ void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n
   void* dn = call.alloc(detail::bytes_of(s, n));
   call.run([=] { return launch_aux_free_update(s, dc, dl, n, total, gamma, dn, nullptr); });
   call.download(new_bias, dn, detail::bytes_of(s, n));
+  call.finish();
+}
+
+void moe_layer(Activation act, Storage s, const void* x, const void* router, const void* bias,
+               int64_t tokens, const RouterConfig& cfg, int64_t d, int64_t d_ff, const void* w,
+               const void* v, const void* w2, int64_t shared, const void* ws, const void* vs,
+               const void* w2s, bool residual, void* y) {
+  constexpr const char* fn = "gpu::moe_layer";
+  detail::check_activation(fn, act);
+  detail::check_storage(fn, s);
+  kernels::detail::check_router_config(fn, cfg);
+  kernels::detail::check_ffn_shape(fn, x, "w", w, w2, y, tokens, d, d_ff);
+  kernels::detail::check_count(fn, "shared", shared, 0);
+  detail::check_ptrs(fn, tokens > 0, {{"router", router}, {"v", v}});
+  detail::check_ptrs(fn, tokens > 0 && shared > 0, {{"ws", ws}, {"vs", vs}, {"w2s", w2s}});
+  if (tokens == 0) return;
+  const int64_t n = cfg.experts, k = cfg.top_k;
+  detail::Call call(fn);
+  MoeLayerBuffers b;
+  b.x = call.upload(x, detail::bytes_of(s, tokens * d));
+  b.router = call.upload(router, detail::bytes_of(s, d * n));
+  if (bias) {
+    b.bias = call.upload(bias, detail::bytes_of(s, n));
+    b.bias_f32 = static_cast<float*>(call.alloc(bytes_of_f32(n)));
+  }
+  b.w = call.upload(w, detail::bytes_of(s, n * d * d_ff));
+  b.v = call.upload(v, detail::bytes_of(s, n * d * d_ff));
+  b.w2 = call.upload(w2, detail::bytes_of(s, n * d_ff * d));
+  if (shared > 0) {
+    b.ws = call.upload(ws, detail::bytes_of(s, shared * d * d_ff));
+    b.vs = call.upload(vs, detail::bytes_of(s, shared * d * d_ff));
+    b.w2s = call.upload(w2s, detail::bytes_of(s, shared * d_ff * d));
+  }
+  b.logits = static_cast<float*>(call.alloc(bytes_of_f32(tokens * n)));
+  b.experts = static_cast<int64_t*>(call.alloc(bytes_of_i64(tokens * k)));
+  b.gates = static_cast<float*>(call.alloc(bytes_of_f32(tokens * k)));
+  b.hidden = static_cast<float*>(call.alloc(bytes_of_f32(tokens * (shared + k) * d_ff)));
+  b.y = call.alloc(detail::bytes_of(s, tokens * d));
+  MoeLayerShape sh;
+  sh.tokens = tokens;
+  sh.d = d;
+  sh.d_ff = d_ff;
+  sh.shared = shared;
+  sh.residual = residual;
+  sh.route = moe::route_shape(cfg);
+  call.run([=] { return launch_moe_layer(act, s, b, sh, nullptr); });
+  call.download(y, b.y, detail::bytes_of(s, tokens * d));
   call.finish();
 }
 

@@ -1,14 +1,15 @@
 // CUDA-free host interface (gpu/api.h's conventions) of the MoE family: F20 routing, F21's
 // per-expert statistics and load-balance loss, F22's bias update, with fast/moe_router.h's
-// argument shapes and validation (kernels/api/validate_moe.h: std::invalid_argument naming the function,
-// the parameter and the expectation, before any CUDA call).
+// argument shapes and validation (kernels/api/validate_moe.h: std::invalid_argument naming the
+// function, the parameter and the expectation, before any CUDA call).
 //
 // Numerics: affinities, selection scores, group scores and gates in double (gpu/moe_route.h, one
 // thread per token), so the selection orders as the exact scores do wherever they differ by more
 // than double's rounding, and exact ties follow the reference's rule (larger score, then lower
 // index; a NaN above every number). Each output rounded once to f32 and then to the storage,
 // nearest-even. The sums over tokens and experts of expert_balance and load_balance_loss in
-// double, in a fixed order (no atomics): identical results run to run.
+// double, in a fixed order (no atomics): identical results run to run. moe_layer computes in f32
+// (below).
 #pragma once
 
 #include <cstdint>
@@ -46,5 +47,18 @@ float load_balance_loss(const int64_t* counts, const float* p, int64_t tokens, i
 // fast::aux_free_update does.
 void aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n, float gamma,
                      void* new_bias);
+
+// The whole F20 MoE layer (oracle/ops/moe_layer.h's op), in f32 with the rounding points of the
+// fast backend's layer (gpu/moe_layer_math.h): logits = x·router, the routing of moe_router on
+// the f32 logits, then y = (x +) Σ_shared φ_s(x) + Σ_selected g_i φ_i(x), every expert a GLU FFN
+// (act(x W) ⊙ x V) W2 whose hidden layer is f32, the sum in the reference's order, rounded once to
+// s. x [tokens, d], router [d, N], bias [N] (null: none), w and v [N, d, d_ff], w2 [N, d_ff, d],
+// the shared experts' ws and vs [shared, d, d_ff] and w2s [shared, d_ff, d] (null when shared is
+// 0), y [tokens, d], all in s. Throws std::invalid_argument as moe_router and glu_ffn do, and for
+// shared < 0 or a null shared expert's weight.
+void moe_layer(Activation act, Storage s, const void* x, const void* router, const void* bias,
+               int64_t tokens, const RouterConfig& cfg, int64_t d, int64_t d_ff, const void* w,
+               const void* v, const void* w2, int64_t shared, const void* ws, const void* vs,
+               const void* w2s, bool residual, void* y);
 
 }  // namespace lmo::gpu

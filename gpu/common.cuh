@@ -1,5 +1,6 @@
-// Device helpers shared by the kernels: loads that widen a storage value exactly, stores that
-// round a double result to f32 and then to the storage format (nearest-even: cuda_bf16.h and
+// Device helpers shared by the kernels: loads that widen a storage value exactly (to double, or
+// to f32 for the f32 kernels), stores that round a double result to f32 and then to the storage
+// format, or an f32 result once to it (nearest-even: cuda_bf16.h and
 // cuda_fp16.h's _rn conversions, which keep NaN a NaN and overflow to ±inf), a NaN-propagating
 // maximum, and the fixed-shape block reduction every row kernel uses.
 #pragma once
@@ -47,6 +48,27 @@ __device__ __forceinline__ __half narrow<__half>(double v) {
   return __float2half_rn(__double2float_rn(v));
 }
 
+// The f32 kernels' loads and stores (gpu/f32_ops.h's arithmetic in between): a stored value
+// widened exactly to f32, and an f32 result rounded once to the storage type T (nearest-even;
+// NaN stays NaN, overflow gives ±inf).
+__device__ __forceinline__ float widen_f32(float v) { return v; }
+__device__ __forceinline__ float widen_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float widen_f32(__half v) { return __half2float(v); }
+template <class T>
+__device__ __forceinline__ T store_f32(float v);
+template <>
+__device__ __forceinline__ float store_f32<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 store_f32<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ __half store_f32<__half>(float v) {
+  return __float2half_rn(v);
+}
+
 // max with NaN propagation (fmax would drop a NaN): the reference's row_max returns a NaN as
 // soon as it meets one.
 __device__ __forceinline__ double nan_max(double a, double b) {
@@ -54,19 +76,32 @@ __device__ __forceinline__ double nan_max(double a, double b) {
   if (isnan(b)) return b;
   return a > b ? a : b;
 }
+__device__ __forceinline__ float nan_max(float a, float b) {
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  return a > b ? a : b;
+}
 
+// The tree's operations on doubles, or on floats (the f32 kernels: each sum one IEEE f32
+// addition, rounded to nearest-even).
 struct SumOp {
-  __device__ double operator()(double a, double b) const { return a + b; }
+  template <class V>
+  __device__ V operator()(V a, V b) const {
+    return a + b;
+  }
 };
 struct MaxOp {
-  __device__ double operator()(double a, double b) const { return nan_max(a, b); }
+  template <class V>
+  __device__ V operator()(V a, V b) const {
+    return nan_max(a, b);
+  }
 };
 
 // Combines the kThreads values v of the block into one, returned to every thread: a binary tree
 // over shared memory, halving the stride each step (a fixed order). `buf` holds kThreads
-// doubles; the closing barrier lets the caller reuse it for its next reduction.
-template <class Op>
-__device__ double block_reduce(double v, double* buf, Op op) {
+// values of v's type; the closing barrier lets the caller reuse it for its next reduction.
+template <class V, class Op>
+__device__ V block_reduce(V v, V* buf, Op op) {
   buf[threadIdx.x] = v;
   __syncthreads();
   for (int stride = kThreads / 2; stride > 0; stride /= 2) {
@@ -75,7 +110,7 @@ __device__ double block_reduce(double v, double* buf, Op op) {
     }
     __syncthreads();
   }
-  const double r = buf[0];
+  const V r = buf[0];
   __syncthreads();
   return r;
 }

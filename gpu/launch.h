@@ -16,6 +16,10 @@ cudaError_t launch_rmsnorm(Storage s, const void* x, const void* gamma, void* y,
                            int64_t d, float eps, bool one_plus_gamma, cudaStream_t stream);
 cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const void* beta, void* y,
                              int64_t rows, int64_t d, float eps, cudaStream_t stream);
+// residual_out may alias residual (each element is read before it is written).
+cudaError_t launch_fused_add_rmsnorm(Storage s, const void* x, const void* residual,
+                                     const void* gamma, void* residual_out, void* y, int64_t rows,
+                                     int64_t d, float eps, cudaStream_t stream);
 
 cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n,
                            cudaStream_t stream);

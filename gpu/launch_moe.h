@@ -33,4 +33,29 @@ cudaError_t launch_load_balance_loss(const int64_t* counts, const float* p, int6
 cudaError_t launch_aux_free_update(Storage s, const void* bias, const int64_t* load, int64_t n,
                                    int64_t total, float gamma, void* new_bias, cudaStream_t stream);
 
+// The device buffers of one MoE layer (gpu/moe_layer.cuh): inputs in the storage format (bias,
+// ws, vs, w2s may be null), f32 and index scratch, the output.
+struct MoeLayerBuffers {
+  const void *x = nullptr, *router = nullptr, *bias = nullptr;
+  const void *w = nullptr, *v = nullptr, *w2 = nullptr;  // [N, d, d_ff], [N, d, d_ff], [N, d_ff, d]
+  const void *ws = nullptr, *vs = nullptr, *w2s = nullptr;  // the shared experts', [S, …]
+  float* logits = nullptr;                                  // [tokens, N]
+  float* bias_f32 = nullptr;                                // [N], when bias
+  int64_t* experts = nullptr;                               // [tokens, K]
+  float* gates = nullptr;                                   // [tokens, K]
+  float* hidden = nullptr;                                  // [tokens, S + K, d_ff]
+  void* y = nullptr;                                        // [tokens, d]
+};
+
+struct MoeLayerShape {
+  int64_t tokens = 0, d = 1, d_ff = 1, shared = 0;
+  bool residual = false;
+  moe::RouteShape route;
+};
+
+// The router logits, their routing (launch_moe_router on f32), the experts' hidden layer and
+// the combine, enqueued in that order.
+cudaError_t launch_moe_layer(Activation act, Storage s, const MoeLayerBuffers& b,
+                             const MoeLayerShape& sh, cudaStream_t stream);
+
 }  // namespace lmo::gpu

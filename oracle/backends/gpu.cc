@@ -4,8 +4,9 @@
 // norm, elementwise and softmax families use the shared adapters of oracle/backends/adapters.h;
 // attention's and MLA's are in oracle/backends/gpu_attention.cc, MoE's in gpu_moe.cc, the FFNs'
 // and the decoder block's in gpu_ffn.cc, the positions' (RoPE, the sinusoidal encoding, learned
-// and relative positions) in gpu_positional.cc. Other ops are reported unsupported with the
-// reason.
+// and relative positions) in gpu_positional.cc, fp8 scaling's in gpu_fp8.cc, fused_add_rmsnorm's
+// here. Every kernel entry has its GPU kernel; an op without an entry (kNone: reference-only) is
+// reported unsupported with the reason.
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -17,6 +18,7 @@
 #include "oracle/backends/backend.h"
 #include "oracle/backends/gpu_attention.h"
 #include "oracle/backends/gpu_ffn.h"
+#include "oracle/backends/gpu_fp8.h"
 #include "oracle/backends/gpu_moe.h"
 #include "oracle/backends/gpu_positional.h"
 #include "oracle/backends/registry.h"
@@ -40,13 +42,25 @@ struct GpuKernels {
   static constexpr auto* cross_entropy = &gpu::cross_entropy;
 };
 
-// gpu/'s adapter for each kernel entry of the ops' records (kernel_entry.h); nullptr: none yet.
+// fused_add_rmsnorm: x and residual in, the updated residual and y out (outputs in op order), as
+// fast.cc's adapter.
+void run_gpu_fused_add_rmsnorm(const Op& op, gpu::Storage s, const InputSet& in,
+                               std::vector<GuardedBuffer>& out) {
+  const NormParams& p = op_adapters::op_as<NormOp>(op).params();
+  gpu::fused_add_rmsnorm(s, op_adapters::input_ptr(in, "x"), op_adapters::input_ptr(in, "residual"),
+                         op_adapters::input_ptr(in, "gamma"), out[0].data(), out[1].data(), p.rows,
+                         p.d, static_cast<float>(p.eps));
+}
+
+// gpu/'s adapter for each kernel entry of the ops' records (kernel_entry.h); nullptr for kNone.
 Adapter<GpuKernels> gpu_adapter(KernelEntry e) {
   switch (e) {
     case KernelEntry::kNorm:
     case KernelEntry::kElementwise:
     case KernelEntry::kSoftmax:
       return op_adapters::common_adapter<GpuKernels>(e);
+    case KernelEntry::kFusedAddRmsnorm:
+      return run_gpu_fused_add_rmsnorm;
     case KernelEntry::kRope:
       return run_gpu_rope;
     case KernelEntry::kAttention:
@@ -75,13 +89,15 @@ Adapter<GpuKernels> gpu_adapter(KernelEntry e) {
       return run_gpu_load_balance_loss;
     case KernelEntry::kAuxFreeUpdate:
       return run_gpu_aux_free_update;
-    // No CUDA kernels yet for these.
-    case KernelEntry::kNone:
-    case KernelEntry::kFusedAddRmsnorm:
-    case KernelEntry::kMoeLayer:
     case KernelEntry::kFp8Quantize:
+      return run_gpu_fp8_quantize;
     case KernelEntry::kFp8Dequantize:
+      return run_gpu_fp8_dequantize;
     case KernelEntry::kFp8Linear:
+      return run_gpu_fp8_linear;
+    case KernelEntry::kMoeLayer:
+      return run_gpu_moe_layer;
+    case KernelEntry::kNone:
       return nullptr;
   }
   return nullptr;
@@ -97,7 +113,7 @@ class GpuBackend : public Backend {
   }
   std::string unsupported(const Case& c, const Op& op, ref::Format storage) const override {
     const KernelEntry entry = kernel_entry(c.op);
-    if (!gpu_adapter(entry)) return "no GPU kernel for " + c.op + " yet";
+    if (!gpu_adapter(entry)) return "no GPU kernel for " + c.op;
     if (std::string why = gpu_attention_unsupported(entry, op); !why.empty()) return why;
     if (std::string why = gpu_decoder_block_unsupported(entry, op); !why.empty()) return why;
     if (!op_adapters::storage_of<gpu::Storage>(storage)) {

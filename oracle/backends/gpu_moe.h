@@ -29,5 +29,8 @@ void run_gpu_load_balance_loss(const Op& op, gpu::Storage s, const InputSet& in,
                                std::vector<GuardedBuffer>& out);
 void run_gpu_aux_free_update(const Op& op, gpu::Storage s, const InputSet& in,
                              std::vector<GuardedBuffer>& out);
+// moe_layer (y): gpu::moe_layer on the op's inputs, as stored.
+void run_gpu_moe_layer(const Op& op, gpu::Storage s, const InputSet& in,
+                       std::vector<GuardedBuffer>& out);
 
 }  // namespace lmo::oracle

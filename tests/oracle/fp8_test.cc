@@ -1,13 +1,13 @@
-// fp8 scaling ([workloads] item 4): the reference (MPFR and the certified balls) and the fast
-// kernels on every target against known answers computed with exact rationals
-// (tests/data/make_fp8.py: every E4M3 value, midpoint and f32 neighbour of a midpoint among
-// them); the fast kernels on every storage, target and thread count judged by the op's policies;
-// plain-float kernels written the ways fp8 kernels are written: the correct ones (dividing, or
-// multiplying by the reciprocal scale as vLLM does) pass, and the bugs (a scale from the wrong
-// group, truncation instead of rounding, a dequantization reading the transposed block grid or
-// dividing by the scale, a k-block scaled with its neighbour's weight scale, one token's scale
-// for all) fail.
-#include "fast/fp8.h"
+// fp8 scaling ([workloads] item 4): the reference (MPFR and the certified balls) against known
+// answers computed with exact rationals (tests/data/make_fp8.py: every E4M3 value, midpoint and
+// f32 neighbour of a midpoint among them); plain-float kernels written the ways fp8 kernels are
+// written: the correct ones (dividing, or multiplying by the reciprocal scale as vLLM does) pass,
+// and the bugs (a scale from the wrong group, truncation instead of rounding, a dequantization
+// reading the transposed block grid or dividing by the scale, a k-block scaled with its
+// neighbour's weight scale, one token's scale for all) fail. The kernel libraries (fast/ on
+// every target and thread count, gpu/ with a device) on the same known answers and on every
+// storage: tests/kernels/fp8_test.cc.
+#include "oracle/ops/fp8.h"
 
 #include <gtest/gtest.h>
 
@@ -24,10 +24,10 @@
 #include "oracle/core/certified.h"
 #include "oracle/golden/check.h"
 #include "oracle/golden/golden_content.h"
-#include "oracle/ops/fp8.h"
 #include "reference/fp8_scaling.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/float_tensors.h"
+#include "tests/support/fp8_cases.h"
 #include "tests/support/test_data.h"
 
 namespace lmo::oracle {
@@ -38,38 +38,15 @@ using ref::mp;
 using testing::float_tensor;
 using testing::floats;
 
-Case fp8_case(const std::string& op, Format f, const nlohmann::json& params, uint64_t seed = 7) {
-  return parse_case({{"id", "fp8"},
-                     {"op", op},
-                     {"seed", seed},
-                     {"formats", {std::string(ref::format_name(f))}},
-                     {"params", params}},
-                    "fp8_test", "case");
-}
+using testdata::fp8_case;
 
 template <class T>
 const T& as_op(const Op& op) {
   return op_adapters::op_as<T>(op);
 }
-fast::Storage storage_of(Format f) { return *op_adapters::storage_of<fast::Storage>(f); }
 
-fast::Fp8Tiling tiling_of(const ref::ScaleTiling& t) {
-  return {t.rows, t.cols, t.tile_rows, t.tile_cols};
-}
-fast::Fp8Format fp8_of(Format f) {
-  return f == Format::e5m2 ? fast::Fp8Format::e5m2 : fast::Fp8Format::e4m3;
-}
-
-// The values of a buffer of fp8 patterns or f32s.
-std::vector<double> values_of(const GuardedBuffer& b) {
-  const ref::Tensor t = b.tensor();
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get(i));
-  return v;
-}
-
-// Every known answer: the MPFR reference, the certified path and the fast kernel on every
-// target give the rational arithmetic's q and scales exactly.
+// Every known answer: the MPFR reference and the certified path give the rational arithmetic's q
+// and scales exactly.
 TEST(Fp8, KnownAnswersFromExactRationals) {
   const nlohmann::json data = testdata::load("fp8.json");
   for (const nlohmann::json& k : data["cases"]) {
@@ -103,102 +80,6 @@ TEST(Fp8, KnownAnswersFromExactRationals) {
       }
     }
     set_exact_path(ExactPath::kCertified);
-    testdata::for_each_target([&](const std::string& target) {
-      std::vector<GuardedBuffer> bufs = armed_outputs(*kc.op, f);
-      fast::fp8_quantize(storage_of(f), kc.in.at("x").bytes().data(),
-                         static_cast<uint8_t*>(bufs[0].data()), static_cast<float*>(bufs[1].data()),
-                         tiling_of(p.tiling()), fp8_of(p.scaling.fp8),
-                         p.scaling.form == ref::ScaleForm::kPow2, p.scaling.amax_floor);
-      EXPECT_EQ(values_of(bufs[0]), q) << target << " " << where;
-      EXPECT_EQ(values_of(bufs[1]), scales) << target << " " << where;
-    });
-  }
-}
-
-// The quantization kernel of fast/ on every storage and target: rows wider than a vector with a
-// tail, partial groups and blocks, UE8M0 and E5M2; judged by the op's policies; the bytes do not
-// depend on the thread count.
-TEST(Fp8, FastQuantizeEveryStorageTargetAndTiling) {
-  const std::vector<nlohmann::json> shapes = {
-      {{"rows", 3}, {"cols", 1029}, {"scaling", "group"}, {"group", 128}},
-      {{"rows", 130}, {"cols", 200}, {"scaling", "block"}, {"group", 128}, {"scale", "ue8m0"}},
-      {{"rows", 4}, {"cols", 77}, {"scaling", "token"}, {"fp8", "e5m2"}},
-      {{"rows", 9}, {"cols", 33}, {"scaling", "tensor"}}};
-  for (fast::Storage st : fast::kAllStorages) {
-    const Format f = testdata::format_of(st);
-    for (const nlohmann::json& params : shapes) {
-      const Case c = fp8_case("fp8_quantize", f, params, 31);
-      const std::unique_ptr<Op> op = make_op(c);
-      const auto& p = as_op<Fp8QuantizeOp>(*op).params();
-      const InputSet in = reference_inputs(c, f);
-      std::vector<GuardedBuffer> bufs = armed_outputs(*op, f);
-      const auto run = [&] {
-        for (GuardedBuffer& b : bufs) b.arm();
-        fast::fp8_quantize(st, in.at("x").bytes().data(), static_cast<uint8_t*>(bufs[0].data()),
-                           static_cast<float*>(bufs[1].data()), tiling_of(p.tiling()),
-                           fp8_of(p.scaling.fp8), p.scaling.form == ref::ScaleForm::kPow2,
-                           p.scaling.amax_floor);
-      };
-      testdata::for_each_target([&](const std::string& target) {
-        run();
-        check_written(bufs, *op, "fast-" + target, c.op);
-        std::map<std::string, ref::Tensor> outs = {{"q", bufs[0].tensor()},
-                                                   {"scales", bufs[1].tensor()}};
-        const CheckReport r = check_outputs(c, outs);
-        EXPECT_TRUE(r.pass) << target << " " << params.dump() << "\n" << to_text(r);
-      });
-      testdata::expect_thread_invariant(
-          [&] {
-            run();
-            return testdata::bytes_of({&bufs[0], &bufs[1]});
-          },
-          "fp8_quantize " + params.dump());
-    }
-  }
-}
-
-TEST(Fp8, FastDequantizeAndLinearEveryStorageAndTarget) {
-  for (fast::Storage st : fast::kAllStorages) {
-    const Format f = testdata::format_of(st);
-    const Case dq = fp8_case("fp8_dequantize", f,
-                             {{"rows", 150}, {"cols", 140}, {"scaling", "block"}, {"group", 64}});
-    const Case lin = fp8_case("fp8_linear", f, {{"m", 40}, {"n", 70}, {"k", 300}, {"block", 128}});
-    for (const Case* c : {&dq, &lin}) {
-      const std::unique_ptr<Op> op = make_op(*c);
-      const InputSet in = reference_inputs(*c, f);
-      std::vector<GuardedBuffer> bufs = armed_outputs(*op, f);
-      const auto run = [&] {
-        bufs[0].arm();
-        const auto u8 = [&](const char* n) {
-          return static_cast<const uint8_t*>(static_cast<const void*>(in.at(n).bytes().data()));
-        };
-        const auto f32 = [&](const char* n) {
-          return static_cast<const float*>(static_cast<const void*>(in.at(n).bytes().data()));
-        };
-        if (c == &dq) {
-          const auto& p = as_op<Fp8DequantizeOp>(*op).params();
-          fast::fp8_dequantize(st, u8("q"), f32("scales"), bufs[0].data(), tiling_of(p.tiling()),
-                               fp8_of(p.scaling.fp8));
-        } else {
-          const auto& p = as_op<Fp8LinearOp>(*op).params();
-          fast::fp8_linear(st, u8("a"), f32("a_scales"), u8("w"), f32("w_scales"), bufs[0].data(),
-                           p.m, p.n, p.k, p.block, fp8_of(p.fp8));
-        }
-      };
-      testdata::for_each_target([&](const std::string& target) {
-        run();
-        check_written(bufs, *op, "fast-" + target, c->op);
-        const std::string name = op->outputs()[0].name;
-        const CheckReport r = check_outputs(*c, {{name, bufs[0].tensor()}});
-        EXPECT_TRUE(r.pass) << target << " " << c->op << "\n" << to_text(r);
-      });
-      testdata::expect_thread_invariant(
-          [&] {
-            run();
-            return testdata::bytes_of(bufs[0]);
-          },
-          c->op);
-    }
   }
 }
 

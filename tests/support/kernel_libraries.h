@@ -19,6 +19,7 @@
 #include "fast/attention.h"
 #include "fast/cross_entropy.h"
 #include "fast/ffn.h"
+#include "fast/fp8.h"
 #include "fast/glu.h"
 #include "fast/learned_position.h"
 #include "fast/mla_decode.h"
@@ -52,6 +53,7 @@ struct FastKernels {
   }
   static constexpr auto& rmsnorm = fast::rmsnorm;
   static constexpr auto& layernorm = fast::layernorm;
+  static constexpr auto& fused_add_rmsnorm = fast::fused_add_rmsnorm;
   static constexpr auto& softmax = fast::softmax;
   static constexpr auto& logsumexp = fast::logsumexp;
   static constexpr auto& cross_entropy = fast::cross_entropy;
@@ -78,6 +80,9 @@ struct FastKernels {
   // RoPE's, also as a kernel library of oracle/backends/rope_adapters.h.
   static constexpr auto& rope = fast::rope;
   static constexpr auto& rope_table = fast::rope_table;
+  static constexpr auto& fp8_quantize = fast::fp8_quantize;
+  static constexpr auto& fp8_dequantize = fast::fp8_dequantize;
+  static constexpr auto& fp8_linear = fast::fp8_linear;
 };
 
 #ifdef LMO_HAVE_CUDA
@@ -95,6 +100,7 @@ struct GpuKernels {
   }
   static constexpr auto& rmsnorm = gpu::rmsnorm;
   static constexpr auto& layernorm = gpu::layernorm;
+  static constexpr auto& fused_add_rmsnorm = gpu::fused_add_rmsnorm;
   static constexpr auto& softmax = gpu::softmax;
   static constexpr auto& logsumexp = gpu::logsumexp;
   static constexpr auto& cross_entropy = gpu::cross_entropy;
@@ -118,6 +124,9 @@ struct GpuKernels {
   static constexpr auto& t5_bias = gpu::t5_bias;
   static constexpr auto& rope = gpu::rope;
   static constexpr auto& rope_table = gpu::rope_table;
+  static constexpr auto& fp8_quantize = gpu::fp8_quantize;
+  static constexpr auto& fp8_dequantize = gpu::fp8_dequantize;
+  static constexpr auto& fp8_linear = gpu::fp8_linear;
 };
 #endif
 
