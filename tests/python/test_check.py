@@ -68,8 +68,10 @@ def test_numpy_kernel_with_one_bad_element_is_pinpointed():
     assert not v.passed and o.failed == 1 and o.worst_index == (3,)
     assert o.worst_expected == round_to(gelu(x[3]), "bf16") and o.worst_actual == float(bad[3])
     assert o.worst_ulps > 1 and "ulp" in o.bound
-    # A failure ranks the recipes; none reproduces a wrong element (5 of 6 equal at best).
-    assert v.diagnosis and all(d["equal"] == 5 / 6 for d in v.diagnosis)
+    # A failure ranks the recipes; none reproduces a wrong element (5 of 6 equal at best: the
+    # rounding recipes all give the correctly rounded outputs here, +trunc one fewer).
+    assert v.diagnosis and v.diagnosis[0]["equal"] == 5 / 6
+    assert all(d["equal"] <= 5 / 6 for d in v.diagnosis)
     assert lmoracle.check("gelu", {"x": x}, {"y": y}, n=6).diagnosis is None
 
 
