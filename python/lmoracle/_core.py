@@ -132,6 +132,11 @@ def validate(case):
     _call("validate", {"case": case})
 
 
+def validate_recipe(case, recipe):
+    """ValueError when the recipe text is malformed or does not apply to the case's op."""
+    _call("validate_recipe", {"case": case, "recipe": recipe})
+
+
 def specials(format):
     return _call("specials", {"format": format})[0]
 

@@ -142,6 +142,9 @@ class _Evaluation:
         _core.validate(json.dumps(self.base))  # ValueError naming the parameter
         if not isinstance(recipe, str):
             raise ValueError(f"lmoracle.evaluate: recipe: expected a recipe text, got {recipe!r}")
+        # Refused before any kernel runs (ValueError naming the valid names), not at the first
+        # judgement after it.
+        _core.validate_recipe(json.dumps(self.base), recipe)
         self.recipe = recipe
         if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
             raise ValueError(f"lmoracle.evaluate: trials: expected an integer ≥ 1, got {trials!r}")

@@ -130,22 +130,28 @@ Reply reference(const Request& q) {
   return {std::string(lmo::ref::format_name(f)), lmo::oracle::user_outputs(*op, in, f)};
 }
 
+// The recipe text of the request, parsed and bound to the case's op in every format; Python sees
+// a ValueError naming the valid names. `where` names the calling function.
+lmo::oracle::Recipe recipe_arg(const Request& q, const Case& c, const std::string& where) {
+  try {
+    const lmo::oracle::Recipe r = lmo::oracle::parse_recipe(string_arg(q, "recipe", where));
+    const auto op = lmo::oracle::make_op(c);
+    for (lmo::ref::Format f : lmo::ref::kAllFormats) {
+      (void)lmo::oracle::bind_recipe(r, c.op, *op, f);
+    }
+    return r;
+  } catch (const lmo::oracle::RecipeError& e) {
+    throw std::invalid_argument(where + ": recipe: " + e.what());
+  }
+}
+
 // The report of check as [JSON, text], judged on the given inputs, or on the case's generated
 // inputs when the request has no "inputs" group.
 Reply check(const Request& q) {
   const Case c = case_arg(q, "lmoracle.check");
   lmo::oracle::CheckOptions opt;
   opt.diagnose = q.args.value("diagnose", false);
-  // Python sees a ValueError naming the valid names.
-  try {
-    opt.recipe = lmo::oracle::parse_recipe(string_arg(q, "recipe", "lmoracle.check"));
-    const auto op = lmo::oracle::make_op(c);
-    for (lmo::ref::Format f : lmo::ref::kAllFormats) {
-      (void)lmo::oracle::bind_recipe(*opt.recipe, c.op, *op, f);
-    }
-  } catch (const lmo::oracle::RecipeError& e) {
-    throw std::invalid_argument(std::string("lmoracle.check: recipe: ") + e.what());
-  }
+  opt.recipe = recipe_arg(q, c, "lmoracle.check");
   const auto outs = group(q, "outputs");
   lmo::oracle::CheckReport r;
   if (!has_group(q.args, "inputs")) {
@@ -187,6 +193,13 @@ Reply validate(const Request& q) {
   return {};
 }
 
+// Throws ValueError when the recipe text is malformed or does not apply to the case's op: a
+// harness asks before it runs a kernel, not at the first judgement after.
+Reply validate_recipe(const Request& q) {
+  (void)recipe_arg(q, case_arg(q, "lmoracle"), "lmoracle");
+  return {};
+}
+
 }  // namespace
 
 const std::map<std::string, Call>& calls() {
@@ -202,6 +215,7 @@ const std::map<std::string, Call>& calls() {
       {"check", check},
       {"recipes", recipes},
       {"validate", validate},
+      {"validate_recipe", validate_recipe},
       {"specials", specials},
   };
   return all;

@@ -450,6 +450,23 @@ def test_bad_usage_names_the_field(kw, field):
         lmoracle.evaluate(rmsnorm_np, "rmsnorm", format="bf16", **params, **rest)
 
 
+@pytest.mark.parametrize("recipe, says", [
+    ("flash-atention", "expected one of"),         # a name the judge does not know
+    ("hf-rope", "describes rope"),                 # a recipe of another op
+    ("normed=bf16,normed=f16", "given twice"),     # a point given twice
+])
+def test_a_bad_recipe_is_refused_before_the_kernel_runs(recipe, says):
+    calls = []
+
+    def kernel(*args):
+        calls.append(1)
+        return rmsnorm_np(*args)
+
+    with pytest.raises(ValueError, match=says):
+        lmoracle.evaluate(kernel, "rmsnorm", format="bf16", recipe=recipe, **SMALL)
+    assert calls == []
+
+
 def test_protocol_out_needs_an_out_parameter():
     with pytest.raises(ValueError, match="out"):
         lmoracle.evaluate(rmsnorm_np, "rmsnorm", protocol="out", **SMALL)
