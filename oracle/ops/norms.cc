@@ -62,7 +62,10 @@ std::vector<RoundingPoint> NormOp::rounding_points() const {
              "divide: (x − μ) / sqrt(σ² + ε) as written; rsqrt: (x − μ) · (1/sqrt(·)) with the "
              "reciprocal held"},
             {"inv_std", {}, "f32", "the reciprocal 1/sqrt(σ² + ε) (form=rsqrt)"},
-            {"normed", {}, "f32", "the normalized row before γ and β"}};
+            {"normed", {}, "f32", "the normalized row before γ and β"},
+            {"variance", {"two_pass", "one_pass", "welford"}, "two_pass",
+             "σ² as mean((x − μ)²) (two passes), as E[x²] − μ² clamped at 0 (one pass: flax's "
+             "default), or by Welford's running update (Apex, TransformerEngine)"}};
   }
   if (p_.kind != NormKind::kRms && p_.kind != NormKind::kFusedAddRms) return {};
   std::vector<RoundingPoint> v;
@@ -92,6 +95,10 @@ Outputs<T> NormOp::compute(const InputSet& in, const BoundRecipe& recipe) const 
   r.inv_rms = point_rounding<T>(recipe, layer ? "inv_std" : "inv_rms");
   r.normed = point_rounding<T>(recipe, "normed");
   if (layer) {
+    const std::string& v = recipe.choice("variance");
+    r.variance = v == "one_pass"  ? ref::Variance::kOnePass
+                 : v == "welford" ? ref::Variance::kWelford
+                                  : ref::Variance::kTwoPass;
     Outputs<T> out(1);
     out[0].values = ref::layernorm<T>(x, gamma, in.values<T>("beta"), T(p_.eps), r).data;
     return out;

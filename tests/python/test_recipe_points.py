@@ -126,3 +126,54 @@ def test_trunc_allows_one_step_toward_zero_and_no_more(gelu_truncated):
     assert not v.passed and v.outputs["y"].failed == 1, v.report
     # A round-to-nearest store is a truncating store's other possible value: it passes too.
     assert lmoracle.check(GELU, x, {"y": rn.view(ml_dtypes.bfloat16)}, recipe="strict+trunc").passed
+
+
+# --- LayerNorm's variance forms -------------------------------------------------------------
+
+LN = dict(rows=8, d=1024, eps=1e-5)
+
+
+def layernorm_inputs(mean):
+    rng = np.random.default_rng(5)
+    return {"x": (mean + rng.standard_normal((LN["rows"], LN["d"]))).astype(np.float32),
+            "gamma": (1 + 0.1 * rng.standard_normal(LN["d"])).astype(np.float32),
+            "beta": (0.1 * rng.standard_normal(LN["d"])).astype(np.float32)}
+
+
+def flax_layernorm(x, scale, bias, eps):
+    """flax.linen.LayerNorm's default path as written there (_compute_stats with
+    use_fast_variance=True, then _normalize): var = max(0, E[x²] − E[x]²), the reciprocal
+    square root times the scale, (x − mean)·mul + bias; in f32 on JAX."""
+    jnp = pytest.importorskip("jax.numpy")
+    from jax import lax
+    x, scale, bias = jnp.asarray(x), jnp.asarray(scale), jnp.asarray(bias)
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    mean2 = jnp.mean(jnp.square(x), axis=-1, keepdims=True)
+    var = jnp.maximum(0.0, mean2 - jnp.square(mean))
+    mul = lax.rsqrt(var + eps) * scale
+    return np.asarray((x - mean) * mul + bias)
+
+
+def test_layernorm_has_the_variance_forms():
+    points = {p["name"]: p for p in lmoracle.rounding_points("layernorm", **LN)}
+    assert points["variance"]["values"] == ["two_pass", "one_pass", "welford"]
+    assert points["variance"]["strict"] == "two_pass"
+
+
+def test_flax_one_pass_layernorm_at_mean_100_fails_strict_and_passes_as_one_pass():
+    x = layernorm_inputs(100.0)
+    y = flax_layernorm(x["x"], x["gamma"], x["beta"], LN["eps"])
+    strict = lmoracle.check("layernorm", x, {"y": y}, **LN)
+    assert not strict.passed and strict.outputs["y"].worst_ulps > 10_000, strict.report
+    assert lmoracle.check("layernorm", x, {"y": y}, recipe="variance=one_pass", **LN).passed
+    # Welford's update does not cancel: it does not excuse the one-pass errors.
+    assert not lmoracle.check("layernorm", x, {"y": y}, recipe="variance=welford", **LN).passed
+
+
+def test_a_two_pass_layernorm_passes_strict_at_mean_100():
+    x = layernorm_inputs(100.0)
+    xs = x["x"]
+    mu = xs.mean(-1, keepdims=True, dtype=np.float32)
+    var = np.square(xs - mu).mean(-1, keepdims=True, dtype=np.float32)
+    y = ((xs - mu) / np.sqrt(var + np.float32(LN["eps"])) * x["gamma"] + x["beta"]).astype(np.float32)
+    assert lmoracle.check("layernorm", x, {"y": y}, **LN).passed
