@@ -126,10 +126,11 @@ def install_editable(build):
     """Installs the editable wheel into this interpreter unless it already points here."""
     if installed_pth() == editable_pth(build):
         return
+    ver = version()
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_wheel(pathlib.Path(tmp) / f"lmoracle-{version()}-py3-none-any.whl",
+        path = write_wheel(pathlib.Path(tmp) / f"lmoracle-{ver}-py3-none-any.whl",
                            {"lmoracle-editable.pth": (editable_pth(build), 0o644)},
-                           "py3-none-any", True, version())
+                           "py3-none-any", True, ver)
         pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
                "--root-user-action=ignore", str(path)]
         # A Debian interpreter is "externally managed" (PEP 668): as tools/setup's packages.

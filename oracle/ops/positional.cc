@@ -134,6 +134,21 @@ std::vector<double> shaw_error_scale(const PositionalParams& p, const InputSet& 
   return s;
 }
 
+// F07's table evaluated in U (divisors, angles, sin and cos; the integer position rounded once to
+// U, as a kernel holding positions in U does) and each value stored in T: U = T is the naive
+// kernel (and the exact one), U = double the recipe point angle=f64.
+template <class U, class T>
+std::vector<T> sinusoidal_table(const PositionalParams& p, const std::vector<int64_t>& pos) {
+  const std::vector<U> divisors = ref::sinusoidal_divisors<U>(p.d, U(p.base));
+  std::vector<T> y(static_cast<size_t>(p.tokens * p.d));
+  ref::parallel_for(p.tokens, [&](int64_t t) {
+    const std::vector<U> row = ref::sinusoidal_pe<U>(
+        ref::from_mp<U>(ref::mp(pos[static_cast<size_t>(t)])), std::span<const U>(divisors));
+    for (int64_t c = 0; c < p.d; ++c) y[static_cast<size_t>(t * p.d + c)] = T(row[c]);
+  });
+  return y;
+}
+
 }  // namespace
 
 void PositionalOp::annotate_exact(const InputSet& in, Outputs<ref::mp>& out) const {
@@ -145,19 +160,9 @@ Outputs<T> PositionalOp::compute(const InputSet& in) const {
   Outputs<T> out(1);
   std::vector<T>& y = out[0].values;
   switch (p_.kind) {
-    case PositionalKind::kSinusoidal: {
-      // The integer position rounded once to T, as a kernel holding positions in T does.
-      const std::vector<int64_t> pos = in.ints("positions");
-      const T base = T(p_.base);
-      y.resize(static_cast<size_t>(p_.tokens * p_.d));
-      const std::vector<T> divisors = ref::sinusoidal_divisors<T>(p_.d, base);
-      ref::parallel_for(p_.tokens, [&](int64_t t) {
-        const std::vector<T> row = ref::sinusoidal_pe<T>(
-            ref::from_mp<T>(ref::mp(pos[static_cast<size_t>(t)])), std::span<const T>(divisors));
-        std::copy(row.begin(), row.end(), y.begin() + t * p_.d);
-      });
+    case PositionalKind::kSinusoidal:
+      y = sinusoidal_table<T, T>(p_, in.ints("positions"));
       break;
-    }
     case PositionalKind::kLearned: {
       // Only the rows the tokens read, in T: the reference's tables restricted to them (the sums
       // are the same; converting a whole 10^6-value table per run would dominate the case).
@@ -199,18 +204,10 @@ Outputs<T> PositionalOp::compute(const InputSet& in, const BoundRecipe& recipe) 
   if (p_.kind != PositionalKind::kSinusoidal || recipe.choice("angle") != "f64") {
     return compute<T>(in);
   }
-  // The whole row in double (the integer position exact in it below 2^53), each value rounded
-  // into T once: what a kernel that precomputes its table in double and stores it in T holds.
-  const std::vector<int64_t> pos = in.ints("positions");
-  const std::vector<double> divisors = ref::sinusoidal_divisors<double>(p_.d, p_.base);
+  // The whole row in double, each value rounded into T once: what a kernel that precomputes its
+  // table in double and stores it in T holds.
   Outputs<T> out(1);
-  std::vector<T>& y = out[0].values;
-  y.resize(static_cast<size_t>(p_.tokens * p_.d));
-  ref::parallel_for(p_.tokens, [&](int64_t t) {
-    const std::vector<double> row = ref::sinusoidal_pe<double>(
-        static_cast<double>(pos[static_cast<size_t>(t)]), std::span<const double>(divisors));
-    for (int64_t c = 0; c < p_.d; ++c) y[static_cast<size_t>(t * p_.d + c)] = T(row[c]);
-  });
+  out[0].values = sinusoidal_table<double, T>(p_, in.ints("positions"));
   return out;
 }
 

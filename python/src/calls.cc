@@ -132,12 +132,12 @@ Reply reference(const Request& q) {
 
 // The recipe text of the request, parsed and bound to the case's op in every format; Python sees
 // a ValueError naming the valid names. `where` names the calling function.
-lmo::oracle::Recipe recipe_arg(const Request& q, const Case& c, const std::string& where) {
+lmo::oracle::Recipe recipe_arg(const Request& q, const Case& c, const lmo::oracle::Op& op,
+                               const std::string& where) {
   try {
     const lmo::oracle::Recipe r = lmo::oracle::parse_recipe(string_arg(q, "recipe", where));
-    const auto op = lmo::oracle::make_op(c);
     for (lmo::ref::Format f : lmo::ref::kAllFormats) {
-      (void)lmo::oracle::bind_recipe(r, c.op, *op, f);
+      (void)lmo::oracle::bind_recipe(r, c.op, op, f);
     }
     return r;
   } catch (const lmo::oracle::RecipeError& e) {
@@ -151,13 +151,13 @@ Reply check(const Request& q) {
   const Case c = case_arg(q, "lmoracle.check");
   lmo::oracle::CheckOptions opt;
   opt.diagnose = q.args.value("diagnose", false);
-  opt.recipe = recipe_arg(q, c, "lmoracle.check");
+  const auto op = lmo::oracle::make_op(c);
+  opt.recipe = recipe_arg(q, c, *op, "lmoracle.check");
   const auto outs = group(q, "outputs");
   lmo::oracle::CheckReport r;
   if (!has_group(q.args, "inputs")) {
     r = lmo::oracle::check_outputs(c, outs, opt);
   } else {
-    const auto op = lmo::oracle::make_op(c);
     r = lmo::oracle::check_outputs(c, lmo::oracle::user_inputs(*op, c.op, group(q, "inputs"),
                                                                "inputs"),
                                    outs, opt);
@@ -196,7 +196,8 @@ Reply validate(const Request& q) {
 // Throws ValueError when the recipe text is malformed or does not apply to the case's op: a
 // harness asks before it runs a kernel, not at the first judgement after.
 Reply validate_recipe(const Request& q) {
-  (void)recipe_arg(q, case_arg(q, "lmoracle"), "lmoracle");
+  const Case c = case_arg(q, "lmoracle");
+  (void)recipe_arg(q, c, *lmo::oracle::make_op(c), "lmoracle");
   return {};
 }
 

@@ -101,10 +101,7 @@ TEST(GpuBackendAttention, WidthsBeyondTheKernelsAreUnsupported) {
 
 TEST(GpuBackendAttention, CasesPassOnTheDevice) {
   LMO_REQUIRE_GPU();
-  std::unique_ptr<Backend> gpu;
-  for (std::unique_ptr<Backend>& b : available_backends()) {
-    if (b->name() == "gpu") gpu = std::move(b);
-  }
+  std::unique_ptr<Backend> gpu = testdata::gpu_backend();
   ASSERT_NE(gpu, nullptr);
   for (const json& c : attention_cases()) {
     for (const json& f : c.at("formats")) {

@@ -59,10 +59,7 @@ TEST(GpuBackendCases, BuiltinCasesCoverEveryOpOfTheEntries) {
 
 TEST(GpuBackendCases, BuiltinCasesPass) {
   LMO_REQUIRE_GPU();
-  std::unique_ptr<Backend> gpu;
-  for (std::unique_ptr<Backend>& b : available_backends()) {
-    if (b->name() == "gpu") gpu = std::move(b);
-  }
+  std::unique_ptr<Backend> gpu = testdata::gpu_backend();
   ASSERT_NE(gpu, nullptr);
   for (const auto& [c, f] : gpu_cases()) {
     lmo::testing::Harness h(c.source, f);
@@ -75,10 +72,7 @@ TEST(GpuBackendCases, BuiltinCasesPass) {
 // No atomics, fixed sums: a second run of every case writes the same bytes.
 TEST(GpuBackendCases, BuiltinCasesAreDeterministic) {
   LMO_REQUIRE_GPU();
-  std::unique_ptr<Backend> gpu;
-  for (std::unique_ptr<Backend>& b : available_backends()) {
-    if (b->name() == "gpu") gpu = std::move(b);
-  }
+  std::unique_ptr<Backend> gpu = testdata::gpu_backend();
   ASSERT_NE(gpu, nullptr);
   for (const auto& [c, f] : gpu_cases()) {
     lmo::testing::Harness h(c.source, f);

@@ -21,13 +21,7 @@ namespace {
 
 using lmo::testing::Harness;
 using nlohmann::json;
-
-std::unique_ptr<Backend> gpu_backend() {
-  for (std::unique_ptr<Backend>& b : available_backends()) {
-    if (b->name() == "gpu") return std::move(b);
-  }
-  return nullptr;
-}
+using testdata::gpu_backend;
 
 TEST(GpuBackend, RegisteredExactlyWhenADeviceIsFound) {
   const gpu::DeviceInfo dev = gpu::query_device();

@@ -22,6 +22,8 @@
 namespace lmo {
 namespace {
 
+using testdata::gpu_backend;
+
 // Records each call's name; replays each `replays` times.
 struct Recorder : gpu::LaunchObserver {
   int replays = 0;
@@ -31,13 +33,6 @@ struct Recorder : gpu::LaunchObserver {
     for (int i = 0; i < replays; ++i) replay();
   }
 };
-
-std::unique_ptr<oracle::Backend> gpu_backend() {
-  for (std::unique_ptr<oracle::Backend>& b : oracle::available_backends()) {
-    if (b->name() == "gpu") return std::move(b);
-  }
-  return nullptr;
-}
 
 TEST(LaunchObserver, InstalledForItsScopeAndRestoresThePreviousOne) {
   Recorder outer, inner;

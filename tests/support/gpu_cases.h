@@ -1,12 +1,14 @@
 // Helpers for the GPU tests: the device requirement (a test without a usable CUDA device is
-// skipped with query_device()'s reason), the storage mapping from the fast tests' inputs, the
-// built-in cases the GPU backend runs, and the run-twice bitwise determinism check.
+// skipped with query_device()'s reason), the gpu backend of the registry, the storage mapping
+// from the fast tests' inputs, the built-in cases the GPU backend runs, and the run-twice bitwise
+// determinism check.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -14,6 +16,7 @@
 
 #include "fast/storage.h"
 #include "gpu/api.h"
+#include "oracle/backends/backend.h"
 #include "oracle/core/case.h"
 #include "oracle/core/kernel_entry.h"
 #include "oracle/core/op.h"
@@ -26,6 +29,14 @@
   } while (0)
 
 namespace lmo::testdata {
+
+// The registry's gpu backend; nullptr when it is not registered (no device).
+inline std::unique_ptr<oracle::Backend> gpu_backend() {
+  for (std::unique_ptr<oracle::Backend>& b : oracle::available_backends()) {
+    if (b->name() == "gpu") return std::move(b);
+  }
+  return nullptr;
+}
 
 inline gpu::Storage gpu_storage(fast::Storage s) {
   return s == fast::Storage::f32    ? gpu::Storage::f32

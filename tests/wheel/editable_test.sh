@@ -17,7 +17,7 @@ if [ "$where" != "$(realpath "$root/python/lmoracle/__init__.py")" ]; then
   echo "FAIL: import lmoracle from $work gives $where, not this checkout's ($root): run tools/setup" >&2
   exit 1
 fi
-"$python" "$root/tests/wheel/readme_example.py" "$root/README.md" test_readme.py
+"$python" "$root/tests/python/readme_example.py" "$root/README.md" test_readme.py
 run "$python" -m pytest -q -p no:cacheprovider test_readme.py
 bindir=$(run "$python" -c "import sysconfig; print(sysconfig.get_path('scripts'))")
 run "$bindir/lmoracle" verify --filter '^rmsnorm/llama3-8b$' | tail -n 1 | grep -E '^verify: [1-9][0-9]* passed, 0 failed'

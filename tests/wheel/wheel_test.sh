@@ -65,7 +65,7 @@ run "$work/venv/bin/lmoracle" list >/dev/null || fail "the lmoracle console scri
 # torch from this interpreter, after the environment's own packages in sys.path.
 system_site=$("$python" -c "import sysconfig; print(sysconfig.get_path('purelib'))")
 echo "$system_site" >"$site/zz_system_torch.pth"
-"$python" "$root/tests/wheel/readme_example.py" "$root/README.md" test_readme.py
+"$python" "$root/tests/python/readme_example.py" "$root/README.md" test_readme.py
 from=$(run "$py" -c "import lmoracle, torch; print(lmoracle.__file__)")
 case "$from" in "$site"/*) ;; *) fail "lmoracle imported from $from, not the wheel" ;; esac
 run "$py" -m pytest -q -p no:cacheprovider test_readme.py
