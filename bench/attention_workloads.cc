@@ -4,7 +4,8 @@
 #include <utility>
 
 #include "bench/workload_state.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::bench {
 namespace {

@@ -8,9 +8,10 @@
 
 #include "bench/workload_state.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/op.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::bench {
 namespace {
@@ -47,7 +48,7 @@ oracle::Case bench_case(const Found& w, ref::Format f, int64_t rows) {
 }
 
 // Rows whose inputs are drawn; larger workloads repeat them. Drawing is exact (a correctly
-// rounded normal value costs a logarithm, a root and a sine: oracle/core/case_inputs.h), seconds
+// rounded normal value costs a logarithm, a root and a sine: oracle/cases/case_inputs.h), seconds
 // at 2^25 elements, while the values do not change the traffic.
 constexpr int64_t kDrawnElements = int64_t{1} << 16;
 

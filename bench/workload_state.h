@@ -12,7 +12,7 @@
 
 #include "oracle/backends/backend.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/op.h"
 
 namespace lmo::bench {

@@ -2,7 +2,7 @@
 # the built-in cases, with a CMake package so that another project's kernel tests can do
 #   find_package(lmoracle REQUIRED)
 #   target_link_libraries(my_kernel_test PRIVATE lmoracle::oracle GTest::gtest_main)
-# and use EXPECT_MATCHES_REFERENCE (oracle/judge/gtest_reference.h).
+# and use EXPECT_MATCHES_REFERENCE (oracle/check/gtest_reference.h).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -35,7 +35,7 @@ install(TARGETS ${lmo_exported} EXPORT lmoracleTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${LMO_INSTALL_INCLUDEDIR})
 install(TARGETS lmoracle RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Headers keep their folders: consumers write #include "oracle/golden/check.h" as this project does.
+# Headers keep their folders: consumers write #include "oracle/check/check.h" as this project does.
 install(DIRECTORY reference kernels fast oracle DESTINATION ${LMO_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 if(LMO_HAVE_CUDA)

@@ -218,7 +218,7 @@ std::vector<T> masked_softmax(std::span<const T> s, std::span<const char> visibl
   return std::move(parts.e);
 }
 
-// Rounding points of a simulated kernel ([recipes], oracle/judge/recipe.h): each hook, where set, maps
+// Rounding points of a simulated kernel ([recipes], oracle/rules/recipe.h): each hook, where set, maps
 // a value of T to what a kernel holding that intermediate in a narrower format has. The
 // reference and the strict naive kernel set none. With hooks, Acc is T (a simulated format).
 template <class T>

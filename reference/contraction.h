@@ -1,4 +1,4 @@
-// FMA contraction of the simulated kernels (the `+fma` recipe flag, oracle/judge/recipe.h).
+// FMA contraction of the simulated kernels (the `+fma` recipe flag, oracle/rules/recipe.h).
 //
 // A compiler that contracts a·b + s into one fused multiply-add rounds once where the written
 // code rounds twice. Real kernels differ here: nvcc contracts by default, GCC does on x86 with

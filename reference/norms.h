@@ -79,7 +79,7 @@ Mat<T> map_rows(const Mat<T>& x, RowFn fn) {
 // here as one serial pass).
 enum class Variance { kTwoPass, kOnePass, kWelford };
 
-// Rounding points of a simulated RMSNorm or LayerNorm kernel ([recipes], oracle/judge/recipe.h);
+// Rounding points of a simulated RMSNorm or LayerNorm kernel ([recipes], oracle/rules/recipe.h);
 // the reference and the strict naive kernel set none.
 template <class T>
 struct NormRounding {

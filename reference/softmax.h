@@ -31,7 +31,7 @@ T row_max(std::span<const T> z) {
   return m;
 }
 
-// Rounding points of a simulated softmax kernel ([recipes], oracle/judge/recipe.h); the reference and
+// Rounding points of a simulated softmax kernel ([recipes], oracle/rules/recipe.h); the reference and
 // the strict naive kernel set none. With hooks, Acc is T.
 template <class T>
 struct SoftmaxRounding {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/stopwatch.h"
 #include "reference/ball_rounding.h"

@@ -21,6 +21,7 @@
 #include "oracle/backends/fast_adapters.h"
 #include "oracle/backends/fast_attention.h"
 #include "oracle/backends/registry.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::oracle {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/guarded_buffer.h"
 #include "oracle/core/op.h"
 

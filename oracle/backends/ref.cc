@@ -13,7 +13,7 @@ class ExactBackend : public Backend {
     return "exact reference (mp, 50 digits), rounded once: the golden values";
   }
   // At real shapes verify judges an op with independent rows a block at a time, so that the
-  // whole op's exact values never exist at once (verify/verify_blocks.h); this backend would
+  // whole op's exact values never exist at once (verify.h, run_and_judge); this backend would
   // need them all (cross-entropy at 4096 × 128256: 29 GB of mp). `golden` writes those values
   // in blocks.
   std::string unsupported(const Case&, const Op& op, ref::Format) const override {

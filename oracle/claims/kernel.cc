@@ -7,12 +7,12 @@
 #include <optional>
 
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/guarded_buffer.h"
 #include "oracle/core/inputs.h"
 #include "oracle/judge/metrics.h"
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 
 namespace lmo::oracle::claims {
 namespace {

@@ -18,8 +18,8 @@
 #include "oracle/core/kernel_entry.h"
 #include "oracle/core/params.h"
 #include "oracle/core/topk_groups.h"
-#include "oracle/judge/policy.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/rules/policy.h"
+#include "oracle/rules/recipe.h"
 #include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/number_types.h"
@@ -273,7 +273,7 @@ struct ComputeShape {
 
 // THE record of an op: everything the oracle says about it lives here, and the policy table
 // (policy_table.h), the backends' support (through `kernel`), `lmoracle list`, the Python
-// package's ops() and the tests derive from the registry of these records.
+// package's ops() and the tests derive from the registry of these records (ops/registry.h).
 struct OpInfo {
   std::string name;     // as in case files
   std::string catalog;  // F-rows it evaluates, e.g. "F12, F13, F14"
@@ -291,19 +291,5 @@ struct OpInfo {
   // Its compute-bound benchmark shapes (none: not benchmarked for operations per second).
   std::vector<ComputeShape> compute = {};
 };
-
-// r with the op's implied points (Op::implied_points); RecipeError when r sets one otherwise.
-Recipe with_implied_points(const Recipe& r, std::string_view op_name, const Op& op);
-// The recipe a kernel of op (named op_name) storing format f is judged under: r with the op's
-// implied points. RecipeError when r is not the op's, or sets an implied point otherwise.
-BoundRecipe bind_recipe(const Recipe& r, std::string_view op_name, const Op& op, ref::Format f);
-
-// Every op, in a fixed order.
-const std::vector<OpInfo>& op_registry();
-// nullptr when unknown.
-const OpInfo* find_op(std::string_view name);
-// The kernel entry of the op named `name` (KernelEntry::kNone when unknown).
-KernelEntry kernel_entry(std::string_view name);
-std::string known_op_names();
 
 }  // namespace lmo::oracle

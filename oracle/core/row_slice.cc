@@ -30,16 +30,32 @@ ref::Tensor slice_rows(const ref::Tensor& t, int64_t rows, int64_t begin, int64_
 }
 
 int64_t row_block_elements() { return g_block_elements.load(); }
-void set_row_block_elements_for_testing(int64_t n) { g_block_elements.store(n); }
+void set_row_block_elements(int64_t n) { g_block_elements.store(std::max<int64_t>(n, 1)); }
+void set_row_block_elements_for_testing(int64_t n) { set_row_block_elements(n); }
+
+int64_t block_for_memory(int64_t bytes) {
+  return std::max<int64_t>(1, bytes / kBlockBytesPerElement);
+}
+
+namespace {
+
+bool rows_lead(int64_t rows, const std::vector<OutputDecl>& decls) {
+  if (rows < 2) return false;
+  for (const OutputDecl& d : decls) {
+    if (d.topk || d.shape.empty() || d.shape[0] != rows) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool splits_into_rows(const Op& op) { return rows_lead(op.independent_rows(), op.outputs()); }
 
 int64_t rows_per_block(const Op& op, const std::vector<OutputDecl>& decls) {
   const int64_t rows = op.independent_rows();
-  if (rows < 2) return 0;
+  if (!rows_lead(rows, decls)) return 0;
   int64_t per_row = 0;
-  for (const OutputDecl& d : decls) {
-    if (d.topk || d.shape.empty() || d.shape[0] != rows) return 0;
-    per_row += ref::checked_numel(d.shape) / rows;
-  }
+  for (const OutputDecl& d : decls) per_row += ref::checked_numel(d.shape) / rows;
   const int64_t block = row_block_elements();
   if (per_row * rows <= block) return 0;
   return std::max<int64_t>(1, block / std::max<int64_t>(per_row, 1));

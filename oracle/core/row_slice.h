@@ -22,7 +22,20 @@ ref::Tensor slice_rows(const ref::Tensor& t, int64_t rows, int64_t begin, int64_
 // blocks of rows when its outputs hold more than this (2^22 by default; tests lower it to
 // compare the two ways).
 int64_t row_block_elements();
+void set_row_block_elements(int64_t n);
 void set_row_block_elements_for_testing(int64_t n);
+
+// The bytes a block of rows holds per output element while it is judged or written: its exact
+// values (certified balls, or MPFR numbers), the naive run, the judge's rounded references and
+// the outputs' slices. Measured with /usr/bin/time at two block sizes (docs/scale.md): verify of
+// rmsnorm 4096 × 2048 in bf16 with 5 fast backends 97 bytes, golden 49; 128 bounds both.
+// `--max-memory M` sets the block to M / kBlockBytesPerElement elements (block_for_memory).
+constexpr int64_t kBlockBytesPerElement = 128;
+int64_t block_for_memory(int64_t bytes);
+
+// Whether op's rows can be evaluated apart: independent rows (at least 2), every output with
+// them as its leading dimension, no top-k selection.
+bool splits_into_rows(const Op& op);
 
 // Rows per block where op is evaluated in blocks of rows (independent rows, every output with
 // them as its leading dimension, no top-k selection, more than row_block_elements() output

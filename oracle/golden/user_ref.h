@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/golden/safetensors.h"
 
 namespace lmo::oracle {

@@ -29,7 +29,7 @@
 #include "oracle/core/guarded_buffer.h"
 #include "oracle/core/topk_groups.h"
 #include "oracle/judge/metrics.h"
-#include "oracle/judge/policy.h"
+#include "oracle/rules/policy.h"
 #include "oracle/judge/reference_bits.h"
 #include "reference/ball.h"
 #include "reference/formats.h"

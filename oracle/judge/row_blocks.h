@@ -1,5 +1,5 @@
 // An op with independent rows judged a block of rows at a time, as `check` and `verify` judge
-// real shapes (oracle/golden/check.cc, oracle/verify/verify_blocks.cc): the exact values and naive
+// real shapes (oracle/judge/judging.cc, for check and verify): the exact values and naive
 // runs of one block in memory at once (oracle/core/row_slice.h), and the second pass an output
 // judged as one group may need.
 //

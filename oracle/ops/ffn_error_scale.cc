@@ -5,7 +5,7 @@
 
 #include "oracle/ops/activations.h"
 #include "oracle/ops/dot_rounding.h"
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 #include "reference/activation_kind.h"
 #include "reference/activations.h"
 #include "reference/activations_grad.h"

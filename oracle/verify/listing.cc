@@ -3,8 +3,9 @@
 #include <sstream>
 
 #include "oracle/backends/backend.h"
-#include "oracle/judge/policy_table.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/ops/policy_table.h"
+#include "oracle/ops/registry.h"
+#include "oracle/rules/recipe.h"
 
 namespace lmo::oracle {
 namespace {

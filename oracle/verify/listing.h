@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 
 namespace lmo::oracle {
 

@@ -9,14 +9,13 @@
 #include <tuple>
 
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
 #include "oracle/core/stopwatch.h"
-#include "oracle/judge/policy_table.h"
-#include "oracle/judge/recipe_judge.h"
-#include "oracle/judge/topk_pairing.h"
-#include "oracle/verify/verify_blocks.h"
+#include "oracle/ops/policy_table.h"
+#include "oracle/judge/judging.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::oracle {
 namespace {
@@ -107,116 +106,127 @@ void check_costs(const std::vector<Case>& cases, const VerifyOptions& o) {
   }
 }
 
-VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend,
-                        const RunContext& ctx, VerifyTimes* times, SharedJudging* shared) {
-  VerifyRow row;
-  row.case_id = c.id;
-  row.op = c.op;
-  row.backend = backend.name();
-  row.format = storage;
+std::vector<VerifyRow> run_and_judge(const Case& c, const Op& op, ref::Format storage,
+                                     const std::vector<Backend*>& backends,
+                                     const RunContext& ctx, VerifyTimes* times,
+                                     int64_t block_rows) {
   const std::vector<OutputDecl> decls = op.outputs();
-  std::vector<GuardedBuffer> bufs = armed_outputs(op, storage);
-  // The reference values first, so their time is not charged to the backend.
-  const Outputs<ref::mp>& exact = ctx.exact();
-  const auto t0 = SteadyClock::now();
-  try {
-    backend.run(ctx, bufs);
-  } catch (const std::exception& e) {
-    row.pass = false;
-    row.detail = std::string("the backend threw: ") + e.what();
-    row.seconds = seconds_since(t0);
-    return row;
-  }
-  const bool is_ref = backend.name().rfind("ref", 0) == 0;
-  if (times && !is_ref) times->backends += seconds_since(t0);
-  const auto t1 = SteadyClock::now();
-  // The case's recipe (recipe.h): strict unless the case or --recipe names another.
-  const BoundRecipe bound = bind_recipe(c.recipe, c.op, op, storage);
-  // The top-k outputs first. Where a backend's selection differs from the reference's within
-  // the tie margin, the values paired with it (the gates) are judged on the backend's own
-  // selection, as check does (Op::with_selection): exact values and naive run of that op.
-  std::map<size_t, Verdict> selections;
-  std::unique_ptr<Op> own;
-  for (size_t k = 0; k < decls.size(); ++k) {
-    const OutputDecl& d = decls[k];
-    if (!d.topk) continue;
-    const Policy policy = judging_under(policy_for(c.op, d.name), d, bound).policy;
-    Verdict v = judge_topk(policy, exact[k].values, d.topk_experts, exact[k].indices, bufs[k],
-                           d.topk_groups);
-    if (v.pass) {
-      if (auto sel = differing_selection(bufs[k].tensor(), exact[k].indices)) {
-        own = op.with_selection(std::move(*sel));
-      }
+  if (block_rows < 0) block_rows = rows_per_block(op, decls);
+  // The whole op's reference values first, so their time is not charged to a backend (at real
+  // shapes the blocks hold their own, one block at a time).
+  if (block_rows == 0) (void)ctx.exact();
+  struct Run {
+    Backend* backend = nullptr;
+    VerifyRow row;
+    std::vector<GuardedBuffer> bufs;
+    std::vector<ref::Tensor> got;  // the buffers' payloads, copied once
+    bool ran = false;
+  };
+  std::vector<Run> runs;
+  for (Backend* b : backends) {
+    Run r;
+    r.backend = b;
+    r.row.case_id = c.id;
+    r.row.op = c.op;
+    r.row.backend = b->name();
+    r.row.format = storage;
+    r.bufs = armed_outputs(op, storage);
+    const auto t0 = SteadyClock::now();
+    try {
+      b->run(ctx, r.bufs);
+      r.ran = true;
+      for (const GuardedBuffer& buf : r.bufs) r.got.push_back(buf.tensor());
+    } catch (const std::exception& e) {
+      r.row.pass = false;
+      r.row.detail = std::string("the backend threw: ") + e.what();
     }
-    selections.emplace(k, std::move(v));
+    r.row.seconds = seconds_since(t0);
+    if (times && b->name().rfind("ref", 0) != 0) times->backends += r.row.seconds;
+    runs.push_back(std::move(r));
   }
-  std::optional<Outputs<ref::mp>> own_exact;
-  if (own) own_exact = exact_outputs(*own, ctx.in);
-  const Outputs<ref::mp>& values_exact = own ? *own_exact : exact;
-  const Op& values_op = own ? *own : op;
-  std::optional<Outputs<double>> recipe_run;
-  for (size_t k = 0; k < decls.size(); ++k) {
-    const OutputDecl& d = decls[k];
-    const RecipeJudging how = judging_under(policy_for(c.op, d.name), d, bound);
-    const Policy& policy = how.policy;
-    Verdict v;
-    if (d.topk) {
-      v = std::move(selections.at(k));
-    } else {
-      const OutputValues<double>* naive = nullptr;
-      if (how.uses_naive) {
-        if (bound.is_strict() && !own) {
-          naive = &ctx.simulated(backend.compute_format())[k];
-        } else {
-          if (!recipe_run) {
-            recipe_run = values_op.simulated(backend.compute_format(), ctx.in, bound);
-          }
-          naive = &(*recipe_run)[k];
+  // Each backend is judged under the recipe it follows (recipe.h, judged_recipe: the case's,
+  // or its own declaration where the case names none, with its declared modifiers): one
+  // judge_kernels call per recipe, the backends that share one judged together (sharing its
+  // naive run and each output's reference), in order of first appearance.
+  const KernelEntry entry = kernel_entry(c.op);
+  std::vector<std::pair<Recipe, std::vector<Run*>>> groups;
+  for (Run& r : runs) {
+    const Recipe recipe = judged_recipe(c.recipe, r.backend->declared_recipe(entry));
+    r.row.recipe = recipe.text();
+    if (!r.ran) continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& x) { return x.first == recipe; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {recipe, {}});
+    g->second.push_back(&r);
+  }
+  for (auto& [recipe, judged] : groups) {
+    std::vector<KernelOutputs> kernels;
+    for (Run* r : judged) {
+      KernelOutputs ko;
+      ko.compute = r->backend->compute_format();
+      for (size_t k = 0; k < decls.size(); ++k) {
+        ko.tensors.push_back(&r->got[k]);
+        ko.buffers.push_back(&r->bufs[k]);
+      }
+      kernels.push_back(std::move(ko));
+    }
+    // A failing row names the named recipe that explains it, or says that none does; ops
+    // without rounding points have only strict to offer: nothing to rank.
+    JudgingOptions jo;
+    jo.recipe = recipe;
+    jo.diagnosis = op.rounding_points().empty() ? Diagnosis::kNever : Diagnosis::kOnFailure;
+    jo.diagnose_variants = false;
+    jo.block_rows = block_rows;
+    if (block_rows == 0) {
+      jo.exact = ctx.exact;
+      jo.strict_naive = ctx.simulated;
+    } else if (times) {
+      jo.times = {&times->reference, &times->naive, &times->judging};
+    }
+    const auto t1 = SteadyClock::now();
+    std::vector<KernelJudgement> js;
+    try {
+      js = judge_kernels(op, c.op, ctx.in, storage, kernels, jo);
+    } catch (const RecipeError& e) {
+      // The case's own recipe not fitting the op is bad input, as before; a backend's declaration
+      // not fitting it is that backend's error: its rows fail, the other groups are judged.
+      if (recipe == c.recipe) throw;
+      for (Run* r : judged) {
+        r->row.pass = false;
+        r->row.detail = "the backend's declared recipe " + recipe.text() +
+                        " does not fit op " + c.op + ": " + e.what();
+      }
+      continue;
+    }
+    if (times && block_rows == 0) times->judging += seconds_since(t1);
+    for (size_t i = 0; i < js.size(); ++i) {
+      VerifyRow& row = judged[i]->row;
+      for (size_t k = 0; k < decls.size(); ++k) {
+        Verdict& v = js[i].outputs[k]->verdict;
+        if (!decls[k].topk) {
+          row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);
+          row.max_rel = std::max(row.max_rel, static_cast<double>(v.metrics.max_rel));
         }
+        row.outputs.push_back({decls[k].name, std::move(v)});
       }
-      const JudgeOptions jo =
-          judge_options(how, values_exact[k], naive, backend.compute_format(), bound);
-      // Shared judging holds the case's own values: not for a backend's own selection.
-      if (shared && !own) {
-        const std::pair<size_t, ref::Format> key(k, jo.compute);
-        auto it = shared->find(key);
-        if (it == shared->end()) {
-          it = shared
-                   ->emplace(std::piecewise_construct, std::forward_as_tuple(key),
-                             std::forward_as_tuple(policy, exact[k].values,
-                                                   output_format(d, storage), jo))
-                   .first;
-        }
-        v = judge(it->second, bufs[k]);
-      } else {
-        v = judge(policy, values_exact[k].values, bufs[k], jo);
+      row.pass = js[i].pass;
+      row.detail = js[i].first_failure;
+      if (!js[i].diagnosis.empty()) {
+        const RecipeMatch& best = js[i].diagnosis.front();
+        row.detail += explains(best) ? " (diagnosis: explained by " + to_text(best) + ")"
+                                     : " (diagnosis: no recipe explains these errors; closest " +
+                                           to_text(best) + ")";
       }
-      row.max_ulps = std::max(row.max_ulps, v.metrics.max_ulps);
-      row.max_rel = std::max(row.max_rel, static_cast<double>(v.metrics.max_rel));
     }
-    if (!v.pass && row.pass) {
-      row.pass = false;
-      row.detail = "output " + d.name + ": " + v.detail;
-    }
-    row.outputs.push_back({d.name, std::move(v)});
   }
-  if (!row.pass && op.rounding_points().size() > 0) {
-    // Which named recipe the backend's outputs follow (recipe_judge.h): the failure's signature.
-    // Ops without rounding points have only strict to offer: nothing to rank.
-    std::vector<ref::Tensor> tensors;
-    tensors.reserve(decls.size());
-    for (size_t k = 0; k < decls.size(); ++k) tensors.push_back(bufs[k].tensor());
-    std::vector<const ref::Tensor*> got;
-    for (size_t k = 0; k < decls.size(); ++k) {
-      got.push_back(decls[k].topk ? nullptr : &tensors[k]);
-    }
-    const std::vector<RecipeMatch> diag =
-        diagnose(values_op, c.op, ctx.in, values_exact, got, c.recipe, storage, false);
-    if (!diag.empty()) row.detail += " (closest recipe: " + to_text(diag.front()) + ")";
-  }
-  if (times) times->judging += seconds_since(t1);
-  row.seconds = seconds_since(t0);
-  return row;
+  std::vector<VerifyRow> rows;
+  for (Run& r : runs) rows.push_back(std::move(r.row));
+  return rows;
+}
+
+VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend,
+                        const RunContext& ctx, VerifyTimes* times) {
+  return std::move(run_and_judge(c, op, storage, {&backend}, ctx, times).front());
 }
 
 VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>& backends,
@@ -296,17 +306,7 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
                        return it->second;
                      }};
       // At real shapes, an op with independent rows is judged a block of rows at a time.
-      if (const int64_t block_rows = rows_per_block(*op, op->outputs()); block_rows > 0) {
-        for (VerifyRow& row :
-             run_and_judge_in_blocks(c, *op, storage, runnable, ctx, block_rows, &rep.times)) {
-          (row.pass ? rep.passed : rep.failed) += 1;
-          rep.rows.push_back(std::move(row));
-        }
-        continue;
-      }
-      SharedJudging shared;
-      for (Backend* b : runnable) {
-        VerifyRow row = run_and_judge(c, *op, storage, *b, ctx, &rep.times, &shared);
+      for (VerifyRow& row : run_and_judge(c, *op, storage, runnable, ctx, &rep.times)) {
         (row.pass ? rep.passed : rep.failed) += 1;
         rep.rows.push_back(std::move(row));
       }
@@ -369,6 +369,7 @@ nlohmann::json to_json(const VerifyReport& r) {
                                   {"verdict", row.pass ? "pass" : "fail"},
                                   {"max_ulps", row.max_ulps},
                                   {"max_rel", row.max_rel},
+                                  {"recipe", row.recipe},
                                   {"detail", row.detail},
                                   {"outputs", outs},
                                   {"seconds", row.seconds}});

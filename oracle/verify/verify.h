@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/judge/judge.h"
 
 namespace lmo::oracle {
@@ -39,9 +39,12 @@ struct VerifyRow {
   bool pass = true;
   int64_t max_ulps = 0;  // over the real outputs' finite elements
   double max_rel = 0;    // likewise
-  std::string detail;    // the first failure: "output grad: element 12: ..."
+  // The recipe it was judged under (recipe.h's text; judged_recipe of the case's recipe and the
+  // backend's declaration for the op).
+  std::string recipe = "strict";
+  std::string detail;  // the first failure: "output grad: element 12: ..."
   std::vector<OutputVerdict> outputs;
-  double seconds = 0;  // the backend call and the judging
+  double seconds = 0;  // the backend call
 };
 
 struct VerifyTimes {
@@ -90,16 +93,20 @@ VerifyReport verify(const std::vector<Case>& cases, const std::vector<Backend*>&
                     const VerifyOptions& o,
                     const std::function<void(int64_t, int64_t, const std::string&)>& progress = {});
 
-// The judge's reference side of one (case, format), shared by the backends judged on it
-// (JudgeReference, judge.h): one per (output index, compute format), made when first needed.
-using SharedJudging = std::map<std::pair<size_t, ref::Format>, JudgeReference>;
-
-// One (case, format, backend) evaluation, judged: the building block of verify, and what the
-// oracle's own tests call with deliberately wrong backends. With `shared` (empty at the first
-// backend of a (case, format), then kept for the others) the verdicts are the same, faster.
+// One (case, format), judged for each backend (one row each, in order): the building block of
+// verify, and what the oracle's own tests call with deliberately wrong backends. The backends
+// run the whole op; their outputs are judged together (judging.h), sharing the reference's work.
+// block_rows: -1 as rows_per_block decides (at real shapes an op with independent rows is judged
+// a block of rows at a time, with the same verdicts; cross-entropy at 4096 × 128256 has 525M
+// outputs, whose exact values as mp would take 29 GB), 0 the whole op, > 0 rows per block. A
+// row's seconds are its backend call's: the judging is shared.
+std::vector<VerifyRow> run_and_judge(const Case& c, const Op& op, ref::Format storage,
+                                     const std::vector<Backend*>& backends,
+                                     const RunContext& ctx, VerifyTimes* times = nullptr,
+                                     int64_t block_rows = -1);
+// The same for one backend.
 VerifyRow run_and_judge(const Case& c, const Op& op, ref::Format storage, Backend& backend,
-                        const RunContext& ctx, VerifyTimes* times = nullptr,
-                        SharedJudging* shared = nullptr);
+                        const RunContext& ctx, VerifyTimes* times = nullptr);
 
 std::string to_table(const VerifyReport& r);
 nlohmann::json to_json(const VerifyReport& r);

@@ -3,12 +3,13 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/op.h"
 #include "oracle/core/specials.h"
 #include "oracle/core/version.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 #include "oracle/golden/user_ref.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::python {
 
@@ -165,7 +166,7 @@ Reply check(const Request& q) {
   return {json::array({lmo::oracle::to_json(r).dump(), lmo::oracle::to_text(r)}), {}};
 }
 
-// The named recipes as [name, ops, points, source] (oracle/judge/recipe.h).
+// The named recipes as [name, ops, points, source] (oracle/rules/recipe.h).
 Reply recipes(const Request&) {
   json out = json::array();
   for (const lmo::oracle::NamedRecipe& r : lmo::oracle::named_recipes()) {

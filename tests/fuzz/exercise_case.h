@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 
 namespace lmo::fuzz {
 

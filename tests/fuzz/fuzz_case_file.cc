@@ -1,4 +1,4 @@
-// libFuzzer target: the case-file parser (oracle/core/case.h parse_case_document), everything
+// libFuzzer target: the case-file parser (oracle/cases/case.h parse_case_document), everything
 // `lmoracle verify` does with a file before it allocates a tensor: JSON, every field, the op's
 // parameters, input overrides, the declared shapes and the cost estimate. Any byte string must
 // either give cases or be refused with InputError (exit code 2 in the program); a crash, a
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "exercise_case.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace lmo::oracle;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "exercise_case.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/golden/user_ref.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

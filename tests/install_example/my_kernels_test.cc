@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "oracle/judge/gtest_reference.h"
+#include "oracle/check/gtest_reference.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "fast/decoder_block.h"
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/op.h"
 #include "oracle/ops/blocks.h"
 #include "tests/support/fast_cases.h"

@@ -21,8 +21,9 @@
 
 #include "fast/threads.h"
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
+#include "oracle/ops/registry.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {

@@ -20,7 +20,7 @@
 
 #include "oracle/backends/fp8_adapters.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/fp8_cases.h"
 #include "tests/support/kernel_libraries.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/golden/check.h"
+#include "oracle/cases/case.h"
+#include "oracle/check/check.h"
 #include "tests/support/fast_cases.h"
 #include "tests/support/kernel_libraries.h"
 

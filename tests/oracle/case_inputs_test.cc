@@ -1,11 +1,11 @@
 // A case's inputs with its normal values kept across its storage formats (NormalDraws, as verify
 // makes them): every built-in case gets, in every format, the bits of drawing that format alone,
 // with its specials placed and its derived inputs (RoPE tables) computed on that format's inputs.
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 
 #include <gtest/gtest.h>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 
 namespace lmo::oracle {
 namespace {

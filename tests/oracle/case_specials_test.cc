@@ -1,9 +1,9 @@
-// Special values in case files (oracle/core/case_specials.h): the "specials" of an input override put
+// Special values in case files (oracle/cases/case_specials.h): the "specials" of an input override put
 // NaN, ±inf, ±0 … at the listed elements over the drawn values, leave every other element as
 // drawn, and every malformed list is an InputError naming the file, the field and the
 // expectation. End to end, `verify` runs such a case on every backend and judges it (the rows of
 // docs/nan-inf.md), and `golden` + `check` carry the special inputs and outputs.
-#include "oracle/core/case_specials.h"
+#include "oracle/cases/case_specials.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/golden/safetensors.h"
 #include "tests/support/run_cli.h"
 

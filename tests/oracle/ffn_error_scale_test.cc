@@ -15,7 +15,7 @@
 
 #include "oracle/backends/fast_adapters.h"
 #include "oracle/ops/ffn.h"
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 #include "tests/support/oracle_harness.h"
 #include "tests/support/oracle_sweep.h"
 

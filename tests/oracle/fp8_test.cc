@@ -19,10 +19,10 @@
 
 #include "oracle/backends/adapters.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/case_error.h"
 #include "oracle/core/certified.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 #include "oracle/golden/golden_content.h"
 #include "reference/fp8_scaling.h"
 #include "tests/support/fast_cases.h"

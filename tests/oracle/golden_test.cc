@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "oracle/core/sha256.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 #include "oracle/golden/golden_content.h"
-#include "oracle/judge/gtest_reference.h"
+#include "oracle/check/gtest_reference.h"
 #include "reference/parallel.h"
 #include "tests/support/scratch_path.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/philox.h"
 #include "oracle/core/sha256.h"
 #include "oracle/core/specials.h"

@@ -1,5 +1,5 @@
-// `check` and `verify` of an op with independent rows in blocks of rows (golden/check.cc's
-// judge_outputs_in_blocks, verify/verify_blocks.h: what makes cross-entropy at 4096 × 128256 fit
+// `check` and `verify` of an op with independent rows in blocks of rows (oracle/judge/
+// judging.h's blocked path (check and verify): what makes cross-entropy at 4096 × 128256 fit
 // in memory) give the verdicts of the whole op judged at once: pass or fail, failure counts by
 // reason, the first failure and its message, the metrics and their worst element, the naive bound.
 // The kernel outputs are a naive f32 run rounded to the output formats, as is and with planted
@@ -21,15 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 #include "oracle/golden/golden.h"
 #include "oracle/golden/safetensors.h"
 #include "oracle/judge/judge.h"
-#include "oracle/verify/verify_blocks.h"
 #include "reference/ball.h"
 #include "reference/double_double.h"
 #include "tests/support/oracle_harness.h"
@@ -296,7 +295,7 @@ TEST(VerifyBlocks, BlocksOfRowsGiveRunAndJudgesRows) {
       const int64_t block_rows = rows_per_block(op, op.outputs());
       ASSERT_GT(block_rows, 0) << h.c().id;
       const std::vector<VerifyRow> blocked =
-          run_and_judge_in_blocks(h.c(), op, storage, backends, x, block_rows, nullptr);
+          run_and_judge(h.c(), op, storage, backends, x, nullptr, block_rows);
       ASSERT_EQ(blocked.size(), whole.size());
       for (size_t r = 0; r < whole.size(); ++r) {
         const std::string what = h.c().id + ", " + whole[r].backend + ", blocks of " +
@@ -305,8 +304,8 @@ TEST(VerifyBlocks, BlocksOfRowsGiveRunAndJudgesRows) {
         EXPECT_EQ(whole[r].pass, blocked[r].pass) << what;
         EXPECT_EQ(whole[r].max_ulps, blocked[r].max_ulps) << what;
         EXPECT_EQ(whole[r].max_rel, blocked[r].max_rel) << what;
-        // The closest recipe is ranked on the failure's block, not the whole op.
-        const auto first = [](const std::string& d) { return d.substr(0, d.find(" (closest")); };
+        // The diagnosis is ranked on the failure's block, not the whole op.
+        const auto first = [](const std::string& d) { return d.substr(0, d.find(" (diagnosis:")); };
         EXPECT_EQ(first(whole[r].detail), first(blocked[r].detail)) << what;
         ASSERT_EQ(whole[r].outputs.size(), blocked[r].outputs.size()) << what;
         for (size_t k = 0; k < whole[r].outputs.size(); ++k) {

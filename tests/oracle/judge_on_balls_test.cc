@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "oracle/judge/judge.h"
-#include "oracle/judge/policy.h"
+#include "oracle/rules/policy.h"
 #include "reference/ball.h"
 #include "reference/formats.h"
 #include "reference/tensor.h"

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 #include "reference/parallel.h"
 #include "reference/softmax.h"
 

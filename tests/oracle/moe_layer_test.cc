@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/golden/check.h"
+#include "oracle/cases/case.h"
+#include "oracle/check/check.h"
 #include "oracle/golden/golden.h"
 #include "tests/support/float_tensors.h"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/verify/verify.h"
 #include "reference/attention.h"
 #include "reference/formats.h"

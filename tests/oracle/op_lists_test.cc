@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "oracle/core/op.h"
+#include "oracle/ops/registry.h"
 #include "reference/activation_kind.h"
 
 namespace lmo::oracle {

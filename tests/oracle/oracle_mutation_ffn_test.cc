@@ -97,7 +97,7 @@ TEST(FfnMutants, FirstBiasDropped) {
 // The bias-free FFN from the fast pieces with its hidden layer rounded to bf16 between the two
 // products (a kernel that stages h in a bf16 scratch buffer although its storage is f32). The
 // policy's error scale grows with d_ff faster than this mistake's error does (oracle/
-// oracle/judge/policy.h, kErrorScaleMultiple), so it is also checked at a width of today's models.
+// oracle/rules/policy.h, kErrorScaleMultiple), so it is also checked at a width of today's models.
 void expect_bf16_hidden_caught(int64_t tokens, int64_t d_ff) {
   Harness h(ffn_case("ffn", "silu", false, tokens, d_ff), Format::f32);
   expect_fast_kernel_passes(h, fast::Activation::silu);

@@ -1,8 +1,8 @@
-// The tolerance table (oracle/judge/policy_table.h, derived from the ops' records): every op of
+// The tolerance table (oracle/ops/policy_table.h, derived from the ops' records): every op of
 // the registry has an entry with a justification and sane constants, elementwise outputs are
 // judged in ulps, reductions against the naive run and selections as sets, and lookups of
 // unknown ops fail with the list of known ones.
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 
 #include <gtest/gtest.h>
 
@@ -14,9 +14,10 @@
 #include <string>
 #include <utility>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/op.h"
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::oracle {
 namespace {

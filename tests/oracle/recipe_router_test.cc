@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/golden/check.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/cases/case.h"
+#include "oracle/check/check.h"
+#include "oracle/rules/recipe.h"
 #include "tests/support/float_tensors.h"
 #include "tests/support/recipe_kernels.h"
 #include "tests/support/oracle_harness.h"
@@ -76,6 +76,7 @@ TEST(RecipeRouter, DeepseekGatePassesUnderItsRecipeAndIsNamed) {
   EXPECT_FALSE(strict.pass);
   ASSERT_FALSE(strict.diagnosis.empty());
   EXPECT_EQ(strict.diagnosis.front().recipe, "deepseek-v3-gate") << to_text(strict);
+  EXPECT_TRUE(explains(strict.diagnosis.front())) << to_text(strict);
 }
 
 // verify's path (run_and_judge) on the same gate, its outputs in ascending expert order as the
@@ -122,6 +123,7 @@ TEST(RecipeRouter, E4m3ScoresAreNamed) {
   EXPECT_FALSE(r.pass);
   ASSERT_FALSE(r.diagnosis.empty());
   EXPECT_EQ(r.diagnosis.front().recipe, "deepseek-v3-gate,scores=e4m3") << to_text(r);
+  EXPECT_TRUE(explains(r.diagnosis.front())) << to_text(r);
 }
 
 TEST(RecipeRouter, WeightsFromBiasedScoresMatchNoRecipe) {
@@ -130,7 +132,21 @@ TEST(RecipeRouter, WeightsFromBiasedScoresMatchNoRecipe) {
   const CheckReport r = check_gate({}, bug, "deepseek-v3-gate");
   EXPECT_FALSE(r.pass);
   ASSERT_FALSE(r.diagnosis.empty());
-  EXPECT_LT(r.diagnosis.front().equal, 0.5) << to_text(r);
+  // Weights of the biased scores are another function of the scores (about 20 bf16 ulp off):
+  // no recipe that rounds in bf16 or wider holds them. A point in an 8-bit format has a bound
+  // of 2^−4 of each value or more, wide enough for this bug: the diagnosis may rank such a
+  // recipe first (the kernel would pass declaring it), and its errors, unlike the kernel's,
+  // show in a low correlation and few equal elements (docs/recipes.md, Diagnosis).
+  for (const RecipeMatch& m : r.diagnosis) {
+    const bool eight_bit = m.recipe.find("=e4m3") != std::string::npos ||
+                           m.recipe.find("=e5m2") != std::string::npos;
+    if (!eight_bit) {
+      EXPECT_FALSE(explains(m)) << to_text(r);
+    } else if (explains(m)) {
+      EXPECT_LT(m.correlation, 0.5) << to_text(m);
+      EXPECT_LT(m.equal, 0.5) << to_text(m);
+    }
+  }
 }
 
 }  // namespace

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
-#include "oracle/golden/check.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/cases/case.h"
+#include "oracle/check/check.h"
+#include "oracle/rules/recipe.h"
 #include "tests/support/float_tensors.h"
 #include "tests/support/recipe_kernels.h"
 #include "tests/support/splitmix.h"

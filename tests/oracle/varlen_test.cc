@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
-#include "oracle/golden/check.h"
+#include "oracle/cases/case.h"
+#include "oracle/check/check.h"
 #include "oracle/verify/verify.h"
 #include "tests/support/oracle_harness.h"
 

@@ -1,7 +1,7 @@
 // Helpers for the fast-path tests: deterministic inputs in a storage format, their exact values
 // in mp and in the simulated f32 compute format (the naive kernel's number type), guarded
 // output buffers, and judging a backend output with the op's policy from
-// oracle/judge/policy_table.h.
+// oracle/ops/policy_table.h.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@
 #include "oracle/core/guarded_buffer.h"
 #include "oracle/core/inputs.h"
 #include "oracle/judge/judge.h"
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 #include "oracle/core/specials.h"
 #include "reference/numeric.h"
 #include "reference/tensor.h"
@@ -56,7 +56,7 @@ std::vector<T> values_as(const ref::Tensor& t) {
 }
 
 // Runs fn(T-tag) with T = the naive kernel's number type: the backend's compute format, f32 for
-// every storage (oracle/judge/policy.h: the naive-relative yardstick is the reference run in the
+// every storage (oracle/rules/policy.h: the naive-relative yardstick is the reference run in the
 // compute format, its values not rounded to the storage format).
 template <class Fn>
 void with_sim(fast::Storage, const Fn& fn) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/guarded_buffer.h"
 #include "reference/formats.h"
 

@@ -14,21 +14,27 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/verify/verify.h"
 
 namespace lmo::testing {
 
 using Kernel = std::function<oracle::Outputs<double>(const oracle::RunContext&)>;
 
+// A backend made from a function, declaring `declared` (Backend::declared_recipe) for every
+// kernel entry, or nothing.
 class FnBackend : public oracle::Backend {
  public:
-  FnBackend(std::string name, Kernel k) : name_(std::move(name)), kernel_(std::move(k)) {}
+  FnBackend(std::string name, Kernel k, std::optional<oracle::Recipe> declared = std::nullopt)
+      : name_(std::move(name)), kernel_(std::move(k)), declared_(std::move(declared)) {}
   std::string name() const override { return name_; }
   std::string description() const override { return "test kernel"; }
   std::string unsupported(const oracle::Case&, const oracle::Op&, ref::Format) const override {
     return "";
+  }
+  std::optional<oracle::Recipe> declared_recipe(oracle::KernelEntry) const override {
+    return declared_;
   }
   void run(const oracle::RunContext& ctx, std::vector<oracle::GuardedBuffer>& out) override {
     oracle::store_outputs(kernel_(ctx), out);
@@ -37,6 +43,7 @@ class FnBackend : public oracle::Backend {
  private:
   std::string name_;
   Kernel kernel_;
+  std::optional<oracle::Recipe> declared_;
 };
 
 class Harness {
@@ -81,8 +88,10 @@ class Harness {
             }};
   }
 
-  oracle::VerifyRow judge(const std::string& name, Kernel k) {
-    FnBackend b(name, std::move(k));
+  // k judged as verify judges it; `declared`: the recipe its backend declares (none: the case's).
+  oracle::VerifyRow judge(const std::string& name, Kernel k,
+                          std::optional<oracle::Recipe> declared = std::nullopt) {
+    FnBackend b(name, std::move(k), std::move(declared));
     const oracle::RunContext x = ctx();
     return oracle::run_and_judge(c_, *op_, storage_, b, x);
   }

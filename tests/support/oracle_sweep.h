@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/inputs.h"
 #include "oracle/verify/verify.h"
 

@@ -1,4 +1,4 @@
-#include "oracle/core/case_specials.h"
+#include "oracle/cases/case_specials.h"
 
 #include <set>
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/judge/judge.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/rules/recipe.h"
 #include "oracle/judge/recipe_judge.h"
 
 namespace lmo::oracle {
@@ -32,6 +32,7 @@ struct CheckedOutput {
   // The element with the largest ulp error (-1 when no finite pair was compared).
   int64_t worst_index = -1;
   double worst_actual = 0, worst_expected = 0;  // expected: the correctly rounded reference
+  std::string worst_exact;  // the exact reference, 21 significant digits (verdict_text::exact)
   int64_t worst_ulps = 0;
   std::string bound;  // the policy's bound, in words
 };

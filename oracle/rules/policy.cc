@@ -1,4 +1,4 @@
-#include "oracle/judge/policy.h"
+#include "oracle/rules/policy.h"
 
 namespace lmo::oracle {
 

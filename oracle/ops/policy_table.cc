@@ -1,10 +1,11 @@
-#include "oracle/judge/policy_table.h"
+#include "oracle/ops/policy_table.h"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "oracle/core/op.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::oracle {
 namespace {

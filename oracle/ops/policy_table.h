@@ -1,12 +1,12 @@
 // The table of tolerance policies: every op of the registry with its policies, their constants
 // and a one-line justification each, derived from the ops' records (OpInfo::policies,
-// oracle/core/op.h; written in oracle/ops/<family>.cc). Policies: oracle/judge/policy.h.
+// oracle/core/op.h; written in oracle/ops/<family>.cc). Policies: oracle/rules/policy.h.
 #pragma once
 
 #include <span>
 #include <string_view>
 
-#include "oracle/judge/policy.h"
+#include "oracle/rules/policy.h"
 
 namespace lmo::oracle {
 

@@ -7,7 +7,7 @@
 // made exact and generalized.
 //
 // Text forms (`--recipe`, a case's "recipe" field, lmoracle.check(recipe=…)):
-//   NAME                        a named recipe (named_recipes())
+//   NAME                        a named recipe (recipe_table())
 //   NAME+ftz                    with flush-to-zero
 //   NAME+fma                    with FMA contraction (reference/contraction.h)
 //   NAME+trunc                  with a store that rounds toward zero (f32 → bf16 by dropping
@@ -68,17 +68,30 @@ struct NamedRecipe {
 };
 
 // strict, flash-attention, flash-mla, hf-llama-rmsnorm, vllm-fused-add-rmsnorm, hf-rope,
-// torch-gelu, torch-gelu-tanh, torch-silu, deepseek-v3-gate, torch-mlp.
-const std::vector<NamedRecipe>& named_recipes();
+// torch-gelu, torch-gelu-tanh, torch-silu, deepseek-v3-gate, torch-mlp: their points, with `ops`
+// empty (the ops' records say which ops each describes: ops/registry.h, named_recipes()).
+const std::vector<NamedRecipe>& recipe_table();
+// From recipe_table(); nullptr when unknown.
 const NamedRecipe* find_named_recipe(std::string_view name);
 std::string named_recipe_names();
 
 // RecipeError for an unknown name, modifier or malformed point=value.
 Recipe parse_recipe(std::string_view text);
 
+// The recipe a kernel is judged under, given the case's recipe (the case file's, or --recipe)
+// and the recipe its backend declares for the op's kernel entry (Backend::declared_recipe;
+// docs/recipes.md, "Declared recipes"):
+//   - no declaration: the case's recipe, as for every kernel before declarations existed;
+//   - the case names none (strict: no name, no point, no modifier): the declared recipe;
+//   - the case names one: the case's recipe, with the declared modifiers (+ftz, +fma, +trunc)
+//     added. The case's points and name stand: a declaration never replaces what the case
+//     asks for, it only says how this kernel rounds beyond it.
+// A declaration that does not fit the op is the backend's error, found when it is bound.
+Recipe judged_recipe(const Recipe& case_recipe, const std::optional<Recipe>& declared);
+
 // A recipe bound to one op and one storage format: every point of the op with its value, ready
-// for the op's simulated run. RecipeError when the named recipe does not apply to the op or a
-// point or value is not the op's.
+// for the op's simulated run. RecipeError when a point or value is not the op's (whether a named
+// recipe describes the op is the registry's to say: bind_recipe, ops/registry.h).
 class BoundRecipe {
  public:
   BoundRecipe() = default;  // strict, no points

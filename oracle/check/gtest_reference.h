@@ -1,7 +1,7 @@
 // GoogleTest assertions that grade a kernel's outputs against the oracle, for the kernel tests
 // of other projects (find_package(lmoracle), target lmoracle::oracle, plus GTest):
 //
-//   #include "oracle/judge/gtest_reference.h"
+//   #include "oracle/check/gtest_reference.h"
 //   TEST(MyKernels, RmsNorm) {
 //     const lmo::oracle::InputSet in = lmo::oracle::reference_inputs("rmsnorm/llama3-8b", "bf16");
 //     std::map<std::string, lmo::ref::Tensor> out;
@@ -10,7 +10,7 @@
 //   }
 //
 // The first argument is a case ID of the built-in cases (or of $LMO_CASES_DIR) or a Case
-// object (oracle/core/case.h, e.g. from load_case_file); the second maps each output name of the
+// object (oracle/cases/case.h, e.g. from load_case_file); the second maps each output name of the
 // case's op to the kernel's tensor, in the storage format it ran in, computed on
 // reference_inputs of that format. A failure prints the verdict of every output: failing
 // elements, the worst element with actual, expected and ulp error, and the policy's bound.
@@ -22,7 +22,7 @@
 #include <map>
 #include <string>
 
-#include "oracle/golden/check.h"
+#include "oracle/check/check.h"
 
 namespace lmo::oracle {
 

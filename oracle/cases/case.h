@@ -27,7 +27,7 @@
 
 #include "oracle/core/case_error.h"
 #include "oracle/core/op.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/rules/recipe.h"
 #include "reference/formats.h"
 
 namespace lmo::oracle {

@@ -1,4 +1,4 @@
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,9 @@
 #include <regex>
 #include <sstream>
 
-#include "oracle/core/case_specials.h"
+#include "oracle/cases/case_specials.h"
 #include "oracle/core/utf8.h"
+#include "oracle/ops/registry.h"
 #include "reference/presets.h"
 
 #ifndef LMO_CASES_DIR

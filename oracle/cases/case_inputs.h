@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/op.h"
 #include "reference/ball.h"
 #include "reference/number_types.h"

@@ -1,9 +1,9 @@
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "oracle/core/case_specials.h"
+#include "oracle/cases/case_specials.h"
 #include "oracle/core/inputs.h"
 #include "reference/parallel.h"
 

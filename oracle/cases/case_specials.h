@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/op.h"
 #include "oracle/core/specials.h"
 

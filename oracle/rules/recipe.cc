@@ -1,10 +1,9 @@
-#include "oracle/judge/recipe.h"
+#include "oracle/rules/recipe.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "oracle/core/op.h"
 
 namespace lmo::oracle {
 namespace {
@@ -39,36 +38,13 @@ std::string format_values() {
   return s;
 }
 
-// The recipes with the ops whose records name them, in registry order. A record naming an
-// unknown recipe, or a recipe (other than an every-op one) that no record names, is a mistake
-// in the records, caught the first time the recipes are read.
-std::vector<NamedRecipe> with_their_ops(std::vector<NamedRecipe> recipes) {
-  for (const OpInfo& o : op_registry()) {
-    for (const std::string& name : o.recipes) {
-      auto r = std::find_if(recipes.begin(), recipes.end(),
-                            [&](const NamedRecipe& x) { return x.name == name; });
-      if (r == recipes.end() || r->every_op) {
-        throw std::logic_error("op '" + o.name + "' names recipe '" + name +
-                               "', which is not a recipe of particular ops");
-      }
-      r->ops.push_back(o.name);
-    }
-  }
-  for (const NamedRecipe& r : recipes) {
-    if (!r.every_op && r.ops.empty()) {
-      throw std::logic_error("recipe '" + r.name + "' is named by no op's record");
-    }
-  }
-  return recipes;
-}
-
 }  // namespace
 
-const std::vector<NamedRecipe>& named_recipes() {
+const std::vector<NamedRecipe>& recipe_table() {
   // Each recipe names the implementation it describes; docs/recipes.md gives the lines of code
-  // each point comes from.
-  // Which ops each describes is said by the ops' records (OpInfo::recipes) and filled in below.
-  static const std::vector<NamedRecipe> kRecipes = with_their_ops({
+  // each point comes from. Which ops each describes is said by the ops' records
+  // (OpInfo::recipes): ops/registry.h's named_recipes() fills it in.
+  static const std::vector<NamedRecipe> kRecipes = {
       {"strict",
        {},
        {},
@@ -136,12 +112,12 @@ const std::vector<NamedRecipe>& named_recipes() {
        "an MLP of separate PyTorch kernels in the input dtype (transformers' LlamaMLP "
        "down_proj(act_fn(gate_proj(x)) * up_proj(x)), GPT-2's MLP): each nn.Linear output, the "
        "activation and the gate product stored in that dtype, f32 accumulation inside each GEMM"},
-  });
+  };
   return kRecipes;
 }
 
 const NamedRecipe* find_named_recipe(std::string_view name) {
-  for (const NamedRecipe& r : named_recipes()) {
+  for (const NamedRecipe& r : recipe_table()) {
     if (r.name == name) return &r;
   }
   return nullptr;
@@ -149,7 +125,7 @@ const NamedRecipe* find_named_recipe(std::string_view name) {
 
 std::string named_recipe_names() {
   std::vector<std::string> names;
-  for (const NamedRecipe& r : named_recipes()) names.push_back(r.name);
+  for (const NamedRecipe& r : recipe_table()) names.push_back(r.name);
   return join(names) + " (modifiers: +ftz, +fma, +trunc)";
 }
 
@@ -212,19 +188,21 @@ Recipe parse_recipe(std::string_view text) {
   return r;
 }
 
+Recipe judged_recipe(const Recipe& case_recipe, const std::optional<Recipe>& declared) {
+  if (!declared) return case_recipe;
+  if (case_recipe == Recipe{}) return *declared;
+  Recipe r = case_recipe;
+  r.ftz = r.ftz || declared->ftz;
+  r.fma = r.fma || declared->fma;
+  r.trunc = r.trunc || declared->trunc;
+  return r;
+}
+
 BoundRecipe::BoundRecipe(const Recipe& r, std::string_view op,
                          const std::vector<RoundingPoint>& points, ref::Format storage)
     : storage_(storage), ftz_(r.ftz), fma_(r.fma), trunc_(r.trunc) {
   const NamedRecipe* named = find_named_recipe(r.name);
   if (!named) throw RecipeError("unknown recipe '" + r.name + "': expected " + named_recipe_names());
-  if (!named->ops.empty()) {
-    bool applies = false;
-    for (const std::string& o : named->ops) applies = applies || o == op;
-    if (!applies) {
-      throw RecipeError("recipe '" + r.name + "' describes " + join(named->ops) + ", not " +
-                        std::string(op));
-    }
-  }
   std::vector<std::string> names;
   for (const RoundingPoint& p : points) {
     names.push_back(p.name);
