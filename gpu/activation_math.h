@@ -1,8 +1,10 @@
-// The F06 activations in double, as __host__ __device__ functors: the elementwise kernels
-// (gpu/elementwise.cuh) and the FFN kernels (gpu/ffn.cuh) run them per element, and a host test
-// (tests/kernels/gpu_ffn_math_test.cc) checks them against the reference on a machine without a device.
-// Each is the reference's stable form (reference/activations.h) evaluated in double; see
-// gpu/elementwise.cuh for why double. Plain C++ when not compiled by nvcc; no CUDA header.
+// The F06 activations in double, as __host__ __device__ functors: the FFN kernels (gpu/ffn.cuh)
+// run them per element, and a host test (tests/kernels/gpu_ffn_math_test.cc) checks them against
+// the reference on a machine without a device. Each is the reference's stable form
+// (reference/activations.h) evaluated in double (CUDA's exp, erfc: ≤ 1 and 5 double ulps), so that
+// the hidden value, rounded once to f32, is the correctly rounded one but within ~2^-45 of a
+// midpoint. The elementwise kernels (gpu/elementwise.cuh) compute in f32 instead
+// (gpu/activation_f32.h). Plain C++ when not compiled by nvcc; no CUDA header.
 #pragma once
 
 #include <cmath>

@@ -20,7 +20,7 @@ cudaError_t launch_map(Storage s, const void* x, void* y, int64_t n, F f, cudaSt
 
 cudaError_t launch_softcap(Storage s, const void* z, void* y, int64_t n, float cap,
                            cudaStream_t stream) {
-  return launch_map(s, z, y, n, SoftcapFn{static_cast<double>(cap)}, stream);
+  return launch_map(s, z, y, n, f32::SoftcapFn<>{cap}, stream);
 }
 
 cudaError_t launch_activation(Activation act, Storage s, const void* x, void* y, int64_t n,

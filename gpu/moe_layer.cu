@@ -13,13 +13,13 @@ template <class Fn>
 cudaError_t with_activation_f32(Activation act, Fn fn) {
   switch (act) {
     case Activation::relu:
-      return fn(f32::ReluFn{});
+      return fn(f32::ReluFn<>{});
     case Activation::gelu:
-      return fn(f32::GeluFn{});
+      return fn(f32::GeluFn<>{});
     case Activation::gelu_tanh:
-      return fn(f32::GeluTanhFn{});
+      return fn(f32::GeluTanhFn<>{});
     case Activation::silu:
-      return fn(f32::SiluFn{});
+      return fn(f32::SiluFn<>{});
   }
   return cudaErrorInvalidValue;
 }

@@ -10,8 +10,8 @@ cudaError_t launch_rmsnorm(Storage s, const void* x, const void* gamma, void* y,
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
     rmsnorm_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(gamma), static_cast<T*>(y), rows, d,
-        static_cast<double>(eps), one_plus_gamma);
+        static_cast<const T*>(x), static_cast<const T*>(gamma), static_cast<T*>(y), rows, d, eps,
+        one_plus_gamma);
     return cudaGetLastError();
   });
 }
@@ -23,7 +23,7 @@ cudaError_t launch_layernorm(Storage s, const void* x, const void* gamma, const 
     using T = decltype(tag);
     layernorm_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(gamma), static_cast<const T*>(beta),
-        static_cast<T*>(y), rows, d, static_cast<double>(eps));
+        static_cast<T*>(y), rows, d, eps);
     return cudaGetLastError();
   });
 }

@@ -33,8 +33,8 @@ cudaError_t launch_cross_entropy(Storage s, const void* z, const int64_t* target
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
     cross_entropy_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(z), target, rows, vocab, static_cast<double>(lambda),
-        static_cast<double>(cap), loss, logz, static_cast<T*>(grad));
+        static_cast<const T*>(z), target, rows, vocab, static_cast<double>(lambda), cap, loss,
+        logz, static_cast<T*>(grad));
     return cudaGetLastError();
   });
 }

@@ -16,13 +16,16 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/guarded_buffer.h"
+#include "oracle/core/kernel_entry.h"
 #include "oracle/core/op.h"
+#include "oracle/rules/recipe.h"
 
 namespace lmo::oracle {
 
@@ -49,6 +52,17 @@ class Backend {
   virtual ref::Format compute_format() const { return ref::Format::f32; }
   // "" when the backend runs this case in this storage format, else the reason it does not.
   virtual std::string unsupported(const Case& c, const Op& op, ref::Format storage) const = 0;
+  // The recipe (recipe.h) its kernel for an op's kernel entry follows, per entry as unsupported()
+  // answers per case: a kernel that contracts its sums of squares into fmas declares strict+fma,
+  // one that stores by truncation strict+trunc. nullopt (the default): none declared, the kernel
+  // is judged under the case's recipe. verify judges each backend under
+  // judged_recipe(case recipe, declaration) (recipe.h: the declaration where the case names no
+  // recipe, else the case's with the declared modifiers added); a declaration that does not fit
+  // the op fails the backend's row.
+  virtual std::optional<Recipe> declared_recipe(KernelEntry entry) const {
+    (void)entry;
+    return std::nullopt;
+  }
   // Writes every output (one buffer per OutputDecl, in order, armed by the caller).
   virtual void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) = 0;
 };

@@ -8,6 +8,7 @@
 // here. Every kernel entry has its GPU kernel; an op without an entry (kNone: reference-only) is
 // reported unsupported with the reason.
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -21,7 +22,9 @@
 #include "oracle/backends/gpu_fp8.h"
 #include "oracle/backends/gpu_moe.h"
 #include "oracle/backends/gpu_positional.h"
+#include "oracle/backends/gpu_recipes.h"
 #include "oracle/backends/registry.h"
+#include "oracle/ops/registry.h"
 
 namespace lmo::oracle {
 namespace {
@@ -120,6 +123,10 @@ class GpuBackend : public Backend {
       return "the GPU kernels store f32, bf16 and f16 only";
     }
     return "";
+  }
+  // gpu_recipes.cc: what each kernel entry's GPU kernel follows.
+  std::optional<Recipe> declared_recipe(KernelEntry entry) const override {
+    return gpu_declared_recipe(entry);
   }
   void run(const RunContext& ctx, std::vector<GuardedBuffer>& outputs) override {
     gpu_adapter(kernel_entry(ctx.c.op))(ctx.op, *op_adapters::storage_of<gpu::Storage>(ctx.storage),

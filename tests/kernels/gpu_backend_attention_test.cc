@@ -12,6 +12,7 @@
 #include "gpu/api.h"
 #include "oracle/backends/backend.h"
 #include "oracle/backends/gpu_attention.h"
+#include "oracle/ops/registry.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"
 

@@ -19,7 +19,8 @@
 
 #include "oracle/backends/backend.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
+#include "oracle/ops/registry.h"
 #include "oracle/verify/verify.h"
 #include "tests/support/gpu_cases.h"
 #include "tests/support/oracle_harness.h"

@@ -1,7 +1,7 @@
 // The GPU FFN kernels' per-element math (gpu/activation_math.h, gpu/ffn_math.h) on the host,
-// where no device is needed: the very functions gpu/ffn.cuh and gpu/elementwise.cuh run, compiled
-// by the host compiler (with -ffp-contract=off; the device's contraction changes nothing here,
-// the dot products' terms being exact). Against independent truth:
+// where no device is needed: the very functions gpu/ffn.cuh runs, compiled by the host compiler
+// (with -ffp-contract=off; the device's contraction changes nothing here, the dot products'
+// terms being exact). Against independent truth:
 //   - each activation in double against the reference's in mp: relative error within 2^-44
 //     (absolute 2^-1000 near zero) over a sweep of f32 arguments with |x| ≤ 10 (there the
 //     double argument's rounding, amplified by erfc's and exp's condition numbers ≤ 2^7, stays
@@ -20,7 +20,7 @@
 #include "gpu/activation_math.h"
 #include "gpu/ffn_math.h"
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/ops/ffn.h"
 #include "reference/activations.h"
 #include "reference/numeric.h"

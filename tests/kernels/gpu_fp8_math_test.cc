@@ -24,7 +24,7 @@
 #include "gpu/fp8_math.h"
 #include "oracle/backends/fp8_adapters.h"
 #include "oracle/backends/kernel_call.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/ops/fp8.h"
 #include "reference/formats.h"
 #include "tests/support/float_tensors.h"

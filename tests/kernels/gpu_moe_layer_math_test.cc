@@ -2,7 +2,7 @@
 // routing of gpu/moe_route.h on the f32 logits) on the host, where no device is needed: the very
 // functions gpu/moe_layer.cuh runs, compiled by the host compiler (with -ffp-contract=off, so
 // that every f32 operation rounds once as gpu/f32_ops.h's device intrinsics do; the host's expf
-// and erfcf stand in for CUDA's). Against independent truth:
+// and double erfc stand in for CUDA's, gpu/f32_math.h). Against independent truth:
 //   - each f32 activation against the reference's in mp over f32 arguments with |x| ≤ 8, within
 //     bounds derived from its roundings (below), and the reference's special values;
 //   - the built-in moe_layer cases evaluated as the kernels evaluate them, judged by the
@@ -20,7 +20,7 @@
 #include "gpu/moe_route.h"
 #include "kernels/api/router_config.h"
 #include "oracle/backends/moe_adapters.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/ops/moe_layer.h"
 #include "reference/activations.h"
 #include "tests/support/float_tensors.h"
@@ -36,25 +36,25 @@ template <class Fn>
 auto with_f32_activation(ref::Activation a, Fn fn) {
   switch (a) {
     case ref::Activation::kReLU:
-      return fn(f32::ReluFn{});
+      return fn(f32::ReluFn<>{});
     case ref::Activation::kGELU:
-      return fn(f32::GeluFn{});
+      return fn(f32::GeluFn<>{});
     case ref::Activation::kGELUTanh:
-      return fn(f32::GeluTanhFn{});
+      return fn(f32::GeluTanhFn<>{});
     case ref::Activation::kSiLU:
       break;
   }
-  return fn(f32::SiluFn{});
+  return fn(f32::SiluFn<>{});
 }
 
-// Relative error bounds, in units of u = 2^-24, for |x| ≤ 8 with a libm expf within 1 ulp and
-// erfcf within 2 (glibc's), each f32 operation rounding once (≤ u):
+// Relative error bounds, in units of u = 2^-24, for |x| ≤ 8 with a libm expf within 1 ulp (glibc's)
+// and erfc in double rounded once to f32, each f32 operation rounding once (≤ u):
 //   relu: exact;
-//   silu: e (≤ 2u), 1 + e and the quotient (u each, the quotient's sensitivity to e at most 1),
-//         the product with x (u): ≤ 5u, bound 16u;
+//   silu: x/(1 + e): e (≤ 2u), 1 + e and the quotient (u each, the quotient's sensitivity to e
+//         at most 1): ≤ 4u, bound 16u;
 //   gelu: the argument x/√2 carries √2's rounding and the division's (≤ 2u), amplified by
-//         erfc's condition number ≤ 2t² + 1 ≤ 65 at t = x/√2, |t| ≤ 5.7: ≤ 130u, plus erfcf
-//         (≤ 4u) and two products: bound 2^8 u;
+//         erfc's condition number ≤ 2t² + 1 ≤ 65 at t = x/√2, |t| ≤ 5.7: ≤ 130u, plus erfc's
+//         rounding to f32 (≤ u) and the products: bound 2^8 u;
 //   gelu_tanh: u = √(2/π)(x + 0.044715x³) carries ≤ 6 roundings (and the constants'), amplified
 //         by sigmoid(2u)'s condition number |2u|(1 − σ) ≤ 50 at |x| ≤ 8: ≤ 300u, plus the
 //         sigmoid's own (≤ 5u) and the product: bound 2^9 u.

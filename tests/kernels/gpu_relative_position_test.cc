@@ -21,7 +21,7 @@
 #include "fast/t5_bias.h"
 #include "gpu/relative_position.h"
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/ops/positional.h"
 #include "reference/positional.h"
 #include "tests/support/oracle_harness.h"

@@ -17,9 +17,10 @@
 #include "fast/storage.h"
 #include "gpu/api.h"
 #include "oracle/backends/backend.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/kernel_entry.h"
 #include "oracle/core/op.h"
+#include "oracle/ops/registry.h"
 
 // Skips the current test (returning from it) when no CUDA device can run the kernels.
 #define LMO_REQUIRE_GPU()                                                              \
