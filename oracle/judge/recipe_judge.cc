@@ -1,8 +1,11 @@
 #include "oracle/judge/recipe_judge.h"
+#include "oracle/ops/policy_table.h"
+#include "oracle/ops/registry.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace lmo::oracle {
@@ -102,6 +105,26 @@ double correlation(const std::vector<double>& a, const std::vector<double>& b) {
   return sab / std::sqrt(saa * sbb);
 }
 
+// RecipeMatch::correlation: |Pearson| per row, weighted by the row's finite pairs. Two equal
+// error vectors correlate fully, even where neither has spread (a row of exact outputs).
+struct RowCorrelation {
+  double sum = 0;
+  size_t n = 0;
+  void add(const std::vector<double>& ek, const std::vector<double>& ec) {
+    sum += static_cast<double>(ek.size()) * (ek == ec ? 1 : std::fabs(correlation(ek, ec)));
+    n += ek.size();
+  }
+  double mean() const { return n ? sum / static_cast<double>(n) : 0; }
+};
+
+// The elements per row of an output of numel elements: the op's independent rows, unless they
+// hold too few elements to correlate (then the whole output).
+int64_t row_length(const Op& op, int64_t numel) {
+  const int64_t rows = op.independent_rows();
+  if (rows <= 0 || numel % rows != 0 || numel / rows < 16) return std::max<int64_t>(numel, 1);
+  return numel / rows;
+}
+
 // s stored by a truncating kernel: round-to-nearest's bits, one step toward zero where those
 // lie farther from zero than s (sign-magnitude: one less in the magnitude bits).
 uint64_t encode_toward_zero(ref::Format f, double s) {
@@ -113,10 +136,14 @@ uint64_t encode_toward_zero(ref::Format f, double s) {
 
 }  // namespace
 
-std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, const InputSet& in,
-                                  const Outputs<ref::mp>& exact,
-                                  const std::vector<const ref::Tensor*>& got,
-                                  const Recipe& declared, ref::Format storage, bool variants) {
+namespace {
+
+// The candidates: the op's named recipes, the declared one (as judged: with its implied points)
+// and, with variants, its neighbours. A candidate with the points of a named recipe takes its
+// name; one that does not apply to the op is none.
+std::vector<Candidate> candidates(const Op& op, const std::string& op_name,
+                                  const Recipe& declared_text, ref::Format storage,
+                                  bool variants) {
   const std::vector<RoundingPoint> points = op.rounding_points();
   std::vector<Candidate> cands;
   std::set<std::string> seen;
@@ -137,6 +164,7 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
   // The named recipes first: each is bound once, and later candidates with the same points
   // take its name.
   for (const NamedRecipe& n : named_recipes()) {
+    if (!describes(n, op_name)) continue;  // a named recipe of other ops
     Recipe r;
     r.name = n.name;
     try {
@@ -144,8 +172,16 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
       named_keys.emplace_back(b.key(), n.name);
       if (seen.insert(b.key()).second) cands.push_back({n.name, std::move(b)});
     } catch (const RecipeError&) {
-      // A named recipe of another op.
+      // A named recipe whose points this op lacks.
     }
+  }
+  // The declared recipe as check judges it (bind_recipe): a literal activation's case implies
+  // form=literal, and its neighbours keep that form unless they vary it.
+  Recipe declared = declared_text;
+  try {
+    declared = with_implied_points(declared_text, op_name, op);
+  } catch (const RecipeError&) {
+    // A recipe the case contradicts, refused before judging: the text as given.
   }
   add(declared, declared.text());
   for (const RoundingPoint& p : variants ? points : std::vector<RoundingPoint>{}) {
@@ -166,16 +202,55 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
     toggled.trunc = !toggled.trunc;
     add(toggled, toggled.text());
   }
+  return cands;
+}
 
+// The fraction of the outputs' elements within c's bound: each output judged under c as the
+// judging service judges a declared recipe (judging.cc), c's run in `compute` as its naive run.
+double explained_by(const Candidate& c, const std::string& op_name,
+                    const std::vector<OutputDecl>& decls, const Outputs<ref::mp>& exact,
+                    const std::vector<const ref::Tensor*>& got, const Outputs<double>& run,
+                    ref::Format compute) {
+  int64_t within = 0, elements = 0;
+  for (size_t k = 0; k < got.size() && k < decls.size(); ++k) {
+    if (!got[k] || decls[k].topk) continue;
+    const RecipeJudging how = judging_under(policy_for(op_name, decls[k].name), decls[k], c.bound);
+    const JudgeOptions jo =
+        judge_options(how, exact[k], how.uses_naive ? &run[k] : nullptr, compute, c.bound);
+    const Verdict v = judge(how.policy, exact[k].values, *got[k], jo);
+    within += v.elements - v.failed;
+    elements += v.elements;
+  }
+  return elements ? static_cast<double>(within) / static_cast<double>(elements) : 0;
+}
+
+}  // namespace
+
+std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, const InputSet& in,
+                                  const Outputs<ref::mp>& exact,
+                                  const std::vector<const ref::Tensor*>& got,
+                                  const Recipe& declared, ref::Format storage, bool variants,
+                                  ref::Format compute) {
+  const std::vector<OutputDecl> decls = op.outputs();
   std::vector<RecipeMatch> out;
-  for (const Candidate& c : cands) {
+  for (const Candidate& c : candidates(op, op_name, declared, storage, variants)) {
+    // Bit equality and the error correlation on the f32 run (the rounded store of a kernel
+    // computing in f32); the bound on the run in the kernel's own compute format.
     const Outputs<double> sim = op.simulated(ref::Format::f32, in, c.bound);
+    const std::optional<Outputs<double>> own =
+        compute == ref::Format::f32 ? std::nullopt
+                                    : std::optional(op.simulated(compute, in, c.bound));
+    RecipeMatch m;
+    m.recipe = c.text;
+    m.explained = explained_by(c, op_name, decls, exact, got, own ? *own : sim, compute);
     int64_t equal = 0, total = 0;
-    std::vector<double> ek, ec;
+    RowCorrelation row_correlation;
+    std::vector<double> ek, ec;  // the errors of one row, where all three values are finite
     for (size_t k = 0; k < got.size() && k < sim.size(); ++k) {
       if (!got[k]) continue;
       const ref::Tensor& t = *got[k];
       const ref::Format f = ref::dtype_format(t.dtype());
+      const int64_t row = row_length(op, t.numel());
       for (int64_t i = 0; i < t.numel(); ++i) {
         const double s = sim[k].values[static_cast<size_t>(i)];
         const uint64_t r = c.bound.trunc() ? encode_toward_zero(f, s) : ref::encode(f, s);
@@ -188,22 +263,35 @@ std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, cons
           ek.push_back(vy - x);
           ec.push_back(vr - x);
         }
+        if ((i + 1) % row == 0) {
+          row_correlation.add(ek, ec);
+          ek.clear();
+          ec.clear();
+        }
       }
     }
-    out.push_back({c.text, total ? static_cast<double>(equal) / static_cast<double>(total) : 0,
-                   correlation(ek, ec)});
+    m.equal = total ? static_cast<double>(equal) / static_cast<double>(total) : 0;
+    m.correlation = row_correlation.mean();
+    out.push_back(std::move(m));
   }
+  // In f32 a kernel rarely equals any simulated run bit for bit, and a kernel with a chain of
+  // roundings equals a wrong one on some elements: what a recipe explains comes first.
   std::stable_sort(out.begin(), out.end(), [](const RecipeMatch& a, const RecipeMatch& b) {
-    if (a.equal != b.equal) return a.equal > b.equal;
-    return a.correlation > b.correlation;
+    if (a.explained != b.explained) return a.explained > b.explained;
+    if (a.correlation != b.correlation) return a.correlation > b.correlation;
+    return a.equal > b.equal;
   });
   return out;
 }
 
+bool explains(const RecipeMatch& m) { return m.explained == 1; }
+
 std::string to_text(const RecipeMatch& m) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.1f%% of elements equal, error correlation %.3f", 100 * m.equal,
-                m.correlation);
+  char buf[200];
+  // Rounded down, so that 100.0% says every element.
+  std::snprintf(buf, sizeof buf,
+                "%.1f%% of elements within its bound, error correlation %.3f, %.1f%% equal",
+                std::floor(1000 * m.explained) / 10, m.correlation, 100 * m.equal);
   return m.recipe + ": " + buf;
 }
 

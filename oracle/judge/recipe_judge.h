@@ -14,8 +14,8 @@
 
 #include "oracle/core/op.h"
 #include "oracle/judge/judge.h"
-#include "oracle/judge/policy.h"
-#include "oracle/judge/recipe.h"
+#include "oracle/rules/policy.h"
+#include "oracle/rules/recipe.h"
 #include "reference/tensor.h"
 
 namespace lmo::oracle {
@@ -40,26 +40,44 @@ JudgeOptions judge_options(const RecipeJudging& how, const OutputValues<ref::Bal
                            const OutputValues<double>* naive, ref::Format compute,
                            const BoundRecipe& r);
 
-// How closely one recipe's simulated kernel reproduces a kernel's outputs.
+// How much of a kernel's outputs one recipe explains.
 struct RecipeMatch {
   std::string recipe;      // recipe text (a named recipe's name where it is one)
+  // Fraction of the real outputs' elements within R's own bound: the outputs judged under R as
+  // check judges a declared recipe (judging_under, judge_options, judge.h), per element.
+  double explained = 0;
+  // How alike the shapes of the two error vectors (kernel − x, R's rounded run − x) are: per row
+  // of the op (the whole output for an op without independent rows), the magnitude of their
+  // Pearson correlation, averaged over the elements. The magnitude, since the sign of a row's
+  // error can follow the kernel's summation order: a one-pass variance cancels to a σ² too
+  // large in one kernel and too small in another, and every element of the row follows it.
+  double correlation = 0;
   double equal = 0;        // fraction of the real outputs' elements bit-equal to R's rounded run
-  double correlation = 0;  // Pearson correlation of the two error vectors (kernel − x, R − x)
 };
+
+// Whether m explains the outputs: every element within its bound, so that the kernel, declaring
+// m's recipe, would pass (the judge never passes a tensor on a fraction of its elements: a
+// recipe that leaves one element outside its bound does not explain that element's error).
+bool explains(const RecipeMatch& m);
 
 // Ranks candidate recipes for the real outputs `got` (one per OutputDecl; null for top-k
 // outputs or ones not given) of op on `in` (in the outputs' storage format), best first: the
-// named recipes of the op and, with variants, `declared` with each of its points set to each
-// other value and its ftz and its fma toggled (one simulated run each: `check` explores them,
-// `verify`'s failure rows rank the named ones only). Ties in `equal` go to the higher
-// correlation, then to the earlier candidate.
+// named recipes of the op, `declared` (with the points the op's parameters imply, as judged)
+// and, with variants, `declared` with each of its points set to each other value and its ftz,
+// fma and trunc toggled (check explores them, verify's failure rows rank the named ones only).
+// Each candidate R is simulated once in f32 (and once in `compute`, the kernel's compute format,
+// when that differs: R's naive run as the judge reads it). Ranked by `explained`; then by
+// `correlation` (a narrow format's wide bound holds many kernels: among the recipes whose bounds
+// hold the outputs, the one whose errors have the kernel's shape explains them); then by
+// `equal`; then candidate order.
 std::vector<RecipeMatch> diagnose(const Op& op, const std::string& op_name, const InputSet& in,
                                   const Outputs<ref::mp>& exact,
                                   const std::vector<const ref::Tensor*>& got,
                                   const Recipe& declared, ref::Format storage,
-                                  bool variants = true);
+                                  bool variants = true, ref::Format compute = ref::Format::f32);
 
-// "flash-attention: 98.2% of elements equal, error correlation 0.97"
+// "flash-attention: 100.0% of elements within its bound, error correlation 0.970, 98.2% equal"
+// (the percentage within the bound rounded down: 100.0% only when every element is).
 std::string to_text(const RecipeMatch& m);
 
 }  // namespace lmo::oracle

@@ -185,7 +185,8 @@ def case(op_or_case_id, format=None, seed=None, array="numpy", **params):
 @dataclasses.dataclass
 class OutputVerdict:
     """One output's verdict. worst_index is the element with the largest ulp error (None when no
-    finite pair was compared); worst_expected is its correctly rounded reference."""
+    finite pair was compared); worst_expected is its correctly rounded reference, worst_exact its
+    exact reference in decimal (21 significant digits; "" when there is no worst element)."""
     name: str
     format: str
     passed: bool
@@ -197,15 +198,19 @@ class OutputVerdict:
     worst_ulps: int
     bound: str
     detail: str
+    worst_exact: str = ""
 
 
 @dataclasses.dataclass
 class Verdict:
     """check()'s result: passed, and per output the failing count, the worst element and the
     bound. `report` is the text `lmoracle check` prints. diagnosis: the recipes ranked by how
-    closely each reproduces the outputs, best first, as dicts {"recipe", "equal" (fraction of
-    elements bit-equal to that recipe's simulated kernel), "correlation" (of the two error
-    vectors)}; None when the check passed and diagnose was not asked."""
+    much of the outputs each explains, best first, as dicts {"recipe", "explained" (fraction of
+    elements within that recipe's own bound: 1 when the outputs would pass under it),
+    "correlation" (|Pearson| of the two error vectors per row, 0…1), "equal" (fraction of
+    elements bit-equal to that recipe's simulated kernel)}; None when the check passed and
+    diagnose was not asked. When the first explains less than 1, no recipe explains the errors
+    (docs/recipes.md, Diagnosis)."""
     passed: bool
     case_id: str
     recipe: str
@@ -252,6 +257,6 @@ def check(op, inputs, outputs, recipe="strict", seed=None, diagnose=False, **par
         outs[o["name"]] = OutputVerdict(o["name"], o["format"], o["pass"], o["failed"],
                                         o["elements"], index, o["worst_actual"],
                                         o["worst_expected"], o["worst_ulps"], o["bound"],
-                                        o["detail"])
+                                        o["detail"], o["worst_exact"])
     diagnosis = report["diagnosis"] or None
     return Verdict(report["pass"], report["case"], report["recipe"], outs, text, diagnosis)

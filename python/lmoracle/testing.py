@@ -17,6 +17,7 @@ def _report(v, msg):
             lines.append(f"Greatest ulp error: {o.worst_ulps} ulp at index {o.worst_index}")
             lines.append(f"  actual:   {o.worst_actual!r}")
             lines.append(f"  expected: {o.worst_expected!r} (correctly rounded)")
+            lines.append(f"  exact:    {o.worst_exact}")
         lines.append(f"Allowed: {o.bound}")
         if o.detail:
             lines.append(f"First failure: {o.detail}")

@@ -97,6 +97,8 @@ def test_a_truncating_store_declared_as_rounding_fails_and_the_diagnosis_names_t
     v = lmoracle.check(GELU, x, {"y": y})
     assert not v.passed, v.report
     assert v.diagnosis[0]["recipe"].endswith("+trunc"), v.report
+    # It passes under +trunc (below): the recipe explains every element.
+    assert v.diagnosis[0]["explained"] == 1, v.diagnosis[:3]
     assert v.diagnosis[0]["equal"] > 0.99, v.diagnosis[:3]
 
 
@@ -165,6 +167,10 @@ def test_flax_one_pass_layernorm_at_mean_100_fails_strict_and_passes_as_one_pass
     y = flax_layernorm(x["x"], x["gamma"], x["beta"], LN["eps"])
     strict = lmoracle.check("layernorm", x, {"y": y}, **LN)
     assert not strict.passed and strict.outputs["y"].worst_ulps > 10_000, strict.report
+    # The diagnosis names the variance point's one-pass value: its bound holds every element
+    # (Welford's, which equals more elements bit for bit, holds fewer).
+    best = strict.diagnosis[0]
+    assert best["recipe"] == "strict,variance=one_pass" and best["explained"] == 1, strict.report
     assert lmoracle.check("layernorm", x, {"y": y}, recipe="variance=one_pass", **LN).passed
     # Welford's update does not cancel: it does not excuse the one-pass errors.
     assert not lmoracle.check("layernorm", x, {"y": y}, recipe="variance=welford", **LN).passed

@@ -57,12 +57,16 @@ def recipe_points(text, op, storage):
 
 
 def assert_diagnosis_names(verdict, name, op, storage):
-    """The diagnosis's best match is `name`, or a text whose points are name's."""
+    """The diagnosis's best match is `name`, or a text whose points are name's, and it explains
+    every element (the kernel passes under it: strict_and_recipe checks that too)."""
     d = verdict.diagnosis
     assert d, f"no diagnosis:\n{verdict.report}"
     for e in d:
-        assert set(e) == {"recipe", "equal", "correlation"} and 0 <= e["equal"] <= 1, e
-    assert [e["equal"] for e in d] == sorted((e["equal"] for e in d), reverse=True)
+        assert set(e) == {"recipe", "explained", "correlation", "equal"}, e
+        assert 0 <= e["explained"] <= 1 and 0 <= e["equal"] <= 1 and 0 <= e["correlation"] <= 1, e
+    # Ranked by the share of elements within each recipe's own bound first (docs/recipes.md).
+    assert [e["explained"] for e in d] == sorted((e["explained"] for e in d), reverse=True)
+    assert d[0]["explained"] == 1, verdict.report
     best = d[0]["recipe"]
     assert recipe_points(best, op, storage) == recipe_points(name, op, storage), \
         f"diagnosis names {best!r}, expected {name!r}:\n{verdict.report}"
