@@ -12,7 +12,7 @@
 #include "golden_command.h"
 #include "oracle/backends/system_info.h"
 #include "oracle/claims/report.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/certified.h"
 #include "oracle/drift/drift.h"
 #include "oracle/verify/listing.h"

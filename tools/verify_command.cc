@@ -1,5 +1,7 @@
 #include "verify_command.h"
 
+#include "memory_option.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,8 +10,9 @@
 
 #include "oracle/backends/backend.h"
 #include "oracle/claims/report.h"
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/certified.h"
+#include "oracle/ops/registry.h"
 #include "oracle/verify/verify.h"
 
 namespace {
@@ -72,6 +75,9 @@ CLI::App* add_verify_command(CLI::App& app, VerifyArgs& a) {
   v->add_option("--case-file", a.case_files, "A case file to run instead (repeatable)");
   v->add_option("--max-cost", a.max_cost,
                 "Refuse cases whose reference cost estimate exceeds this many operations");
+  v->add_option("--max-memory", a.max_memory,
+                "SIZE (8G, 512M): the working set of one block of rows where an op with "
+                "independent rows is judged a block at a time (docs/scale.md)");
   v->add_option("--recipe", a.recipe,
                 "Judge every case the recipe applies to under it instead of the case's own (" +
                     lmo::oracle::named_recipe_names() + ", or point=value,…)");
@@ -99,6 +105,7 @@ int run_verify(const VerifyArgs& a) {
     throw InputError("command line", "--max-cost", "expected a positive number");
   }
   o.max_cost = a.max_cost;
+  apply_max_memory(a.max_memory);
   cases = filter_cases(cases, o.filter);
   if (a.recipe) apply_recipe(cases, *a.recipe);
   const auto all = available_backends();

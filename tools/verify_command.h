@@ -13,6 +13,7 @@ struct VerifyArgs {
   std::string cases_dir;
   std::vector<std::string> case_files;
   double max_cost = 2e9;
+  std::string max_memory;  // "": the default block of rows
   bool json = false;
   bool no_claims = false;
   std::optional<std::string> recipe;  // none = each case's own; "" is bad input

@@ -7,10 +7,11 @@
 #include <set>
 
 #include "oracle/core/atomic_file.h"
-#include "oracle/core/case_inputs.h"
+#include "oracle/cases/case_inputs.h"
 #include "oracle/core/sha256.h"
 #include "oracle/core/version.h"
 #include "oracle/golden/golden_content.h"
+#include "oracle/golden/golden_rows.h"
 
 namespace lmo::oracle {
 namespace {
@@ -20,14 +21,15 @@ using nlohmann::json;
 
 std::string file_sha256(const fs::path& p) { return sha256_hex(read_file_bytes(p)); }
 
-std::string case_sha256(const Case& c) {
-  return to_hex(sha256(std::string_view(c.source.dump() + "\n" + version())));
+std::string case_sha256(const Case& c, GoldenKind kind) {
+  const std::string what = kind == GoldenKind::kInputsOnly ? "\ninputs only" : "";
+  return to_hex(sha256(std::string_view(c.source.dump() + "\n" + version() + what)));
 }
 
 fs::path manifest_path(const fs::path& dir, const GoldenShard* shard) {
-  if (!shard || shard->count == 1) return dir / "manifest.json";
-  return dir / ("manifest-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) +
-                ".json");
+  if (!shard || (shard->count == 1 && !shard->rows)) return dir / "manifest.json";
+  return dir / ("manifest-" + std::string(shard->rows ? "rows-" : "") +
+                std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json");
 }
 
 void write_manifest(const fs::path& p, const std::vector<GoldenEntry>& entries,
@@ -75,9 +77,17 @@ std::vector<GoldenEntry> manifest_entries(const json& m, const fs::path& p) {
     e.file = string_field(f, "file", p, where);
     e.sha256 = string_field(f, "sha256", p, where);
     e.case_sha256 = string_field(f, "case_sha256", p, where);
-    if (e.file != golden_file_name(e.case_id)) {
+    // The file name follows from the case (and the part of its rows): never a path elsewhere.
+    // A row part's manifest lists its part files, and part 0's the cases written whole.
+    std::string expected = golden_file_name(e.case_id);
+    if (m.contains("rows") && m["rows"].is_object()) {
+      GoldenShard part{int_field(m["rows"], "index", p, "rows"),
+                       int_field(m["rows"], "count", p, "rows"), true};
+      if (part.index != 0 || e.file != expected) expected = golden_rows_file_name(e.case_id, part);
+    }
+    if (e.file != expected) {
       throw InputError(p.string(), where + ".file",
-                       "expected \"" + golden_file_name(e.case_id) + "\" for case " + e.case_id);
+                       "expected \"" + expected + "\" for case " + e.case_id);
     }
     out.push_back(std::move(e));
   }
@@ -86,7 +96,7 @@ std::vector<GoldenEntry> manifest_entries(const json& m, const fs::path& p) {
 
 }  // namespace
 
-GoldenShard parse_shard(const std::string& text) {
+GoldenShard parse_shard(const std::string& text, const std::string& option) {
   const size_t slash = text.find('/');
   GoldenShard s;
   try {
@@ -97,10 +107,10 @@ GoldenShard parse_shard(const std::string& text) {
     s.count = std::stoll(text.substr(slash + 1), &used);
     if (used != text.size() - slash - 1) throw std::invalid_argument("trailing");
   } catch (const std::exception&) {
-    throw InputError("command line", "--shard", "expected I/N with integers, got \"" + text + "\"");
+    throw InputError("command line", option, "expected I/N with integers, got \"" + text + "\"");
   }
   if (s.count < 1 || s.count > 100000 || s.index < 0 || s.index >= s.count) {
-    throw InputError("command line", "--shard",
+    throw InputError("command line", option,
                      "expected I/N with 0 <= I < N <= 100000, got \"" + text + "\"");
   }
   return s;
@@ -123,9 +133,12 @@ std::string golden_file_name(const std::string& case_id) {
   return s + ".safetensors";
 }
 
-SafetensorsContent golden_content(const Case& c) {
+SafetensorsContent golden_content(const Case& c, GoldenKind kind) {
   const std::unique_ptr<Op> op = make_op(c);
   const ref::Format first = c.input_format.value_or(c.formats.front());
+  if (kind == GoldenKind::kInputsOnly) {
+    return inputs_only_content(c, make_inputs(c, *op, first), ref::format_name(first));
+  }
   return golden_file_content(c, *op, make_inputs(c, *op, first), ref::format_name(first));
 }
 
@@ -141,13 +154,15 @@ json manifest_json(const std::vector<GoldenEntry>& entries, const GoldenShard* s
                      {"case_sha256", e.case_sha256}});
   }
   json j = {{"version", version()}, {"files", files}};
-  if (shard && shard->count > 1) j["shard"] = {{"index", shard->index}, {"count", shard->count}};
+  if (shard && (shard->count > 1 || shard->rows)) {
+    j[shard->rows ? "rows" : "shard"] = {{"index", shard->index}, {"count", shard->count}};
+  }
   return j;
 }
 
 std::vector<GoldenEntry> write_golden(
     const std::vector<Case>& cases, const fs::path& dir, GoldenShard shard,
-    const std::function<void(int64_t, int64_t, const std::string&)>& progress) {
+    const std::function<void(int64_t, int64_t, const std::string&)>& progress, GoldenKind kind) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
@@ -155,7 +170,8 @@ std::vector<GoldenEntry> write_golden(
         dir.string(), "--out",
         "expected a folder that can be created: " + (ec ? ec.message() : "it is not a folder"));
   }
-  const std::vector<Case> mine = shard_cases(cases, shard);
+  // Row parts: every case, each its part of the rows; shards: a part of the cases.
+  const std::vector<Case> mine = shard.rows ? cases : shard_cases(cases, shard);
   // What a previous (possibly interrupted) run recorded, for this run's cases: the manifest
   // lists exactly the files a run completed, each with its hash.
   std::map<std::string, GoldenEntry> state;
@@ -180,10 +196,17 @@ std::vector<GoldenEntry> write_golden(
     for (size_t k = 0; k < mine.size(); ++k) {
       const Case& c = mine[k];
       if (progress) progress(static_cast<int64_t>(k), static_cast<int64_t>(mine.size()), c.id);
+      const bool parted = shard.rows && splits_for(c, shard);
+      if (shard.rows && !parted && shard.index != 0) continue;  // part 0 writes it whole
       GoldenEntry e;
       e.case_id = c.id;
-      e.file = golden_file_name(c.id);
-      e.case_sha256 = case_sha256(c);
+      e.file = parted ? golden_rows_file_name(c.id, shard) : golden_file_name(c.id);
+      e.case_sha256 = case_sha256(c, kind);
+      if (parted) {
+        e.case_sha256 = to_hex(sha256(std::string_view(
+            e.case_sha256 + "\nrows " + std::to_string(shard.index) + " of " +
+            std::to_string(shard.count))));
+      }
       const fs::path path = dir / e.file;
       const auto it = state.find(c.id);
       if (it != state.end() && it->second.case_sha256 == e.case_sha256 && fs::exists(path) &&
@@ -192,7 +215,8 @@ std::vector<GoldenEntry> write_golden(
         e.skipped = true;
       } else {
         // The writer is deterministic: these bytes are the file, and their hash is its hash.
-        const SafetensorsContent content = golden_content(c);
+        const SafetensorsContent content =
+            parted ? golden_rows_content(c, shard) : golden_content(c, kind);
         const SafetensorsPieces file = safetensors_pieces(content, path.string());
         // Hashed while written, piece by piece (gigabytes at real shapes); the future's
         // destructor waits for the hash if the write throws.
@@ -220,8 +244,109 @@ std::vector<GoldenEntry> write_golden(
   return entries;
 }
 
+namespace {
+
+// merge_golden of row parts: each case's parts, from the row manifests in dirs (all N parts of
+// one split, each once, each file's hash checked), joined into dirs[0]/<case>.safetensors, and
+// dirs[0]/manifest.json: the files and manifest of a single run, byte for byte.
+int64_t merge_golden_rows(const std::vector<fs::path>& dirs) {
+  std::map<std::string, std::vector<fs::path>> parts;  // case ID -> its part files
+  std::vector<GoldenEntry> all;
+  std::set<int64_t> seen;
+  int64_t count = -1;
+  for (const fs::path& d : dirs) {
+    std::vector<fs::path> manifests;
+    for (const fs::directory_entry& f : fs::directory_iterator(d)) {
+      const std::string name = f.path().filename().string();
+      if (name.rfind("manifest-", 0) != 0 || f.path().extension() != ".json") continue;
+      if (name.rfind("manifest-rows-", 0) != 0) {
+        throw InputError(f.path().string(), "--merge",
+                         "expected row parts only (manifest-rows-I-of-N.json): a case shard "
+                         "(--shard) and row parts (--blocks) cannot be merged together");
+      }
+      manifests.push_back(f.path());
+    }
+    std::sort(manifests.begin(), manifests.end());
+    for (const fs::path& p : manifests) {
+      const json m = read_json(p);
+      if (!m.is_object() || !m.contains("rows") || !m["rows"].is_object()) {
+        throw InputError(p.string(), "rows", "expected a row-part manifest (golden --blocks)");
+      }
+      const int64_t n = int_field(m["rows"], "count", p, "rows");
+      const int64_t i = int_field(m["rows"], "index", p, "rows");
+      const std::string v = string_field(m, "version", p, "");
+      if (v != version()) {
+        throw InputError(p.string(), "version",
+                         std::string("expected the version of this lmoracle, ") + version() +
+                             ", got " + v + " (merge with the program that wrote the parts)");
+      }
+      if ((count >= 0 && n != count) || i < 0 || i >= n || !seen.insert(i).second) {
+        throw InputError(p.string(), "rows.index",
+                         "part " + std::to_string(i) + " of " + std::to_string(n) +
+                             " is out of range, of another split, or appears twice");
+      }
+      count = n;
+      for (const GoldenEntry& g : manifest_entries(m, p)) {
+        const fs::path src = d / g.file;
+        if (!fs::exists(src) || file_sha256(src) != g.sha256) {
+          throw InputError(src.string(), "sha256",
+                           "expected the file its manifest " + p.filename().string() +
+                               " lists, with that hash; it is missing or differs");
+        }
+        if (g.file == golden_file_name(g.case_id)) {  // written whole by part 0
+          if (!fs::equivalent(d, dirs[0])) {
+            write_file_atomically(dirs[0] / g.file, read_file_bytes(src));
+          }
+          all.push_back(g);
+          continue;
+        }
+        parts[g.case_id].push_back(src);
+      }
+    }
+  }
+  if (static_cast<int64_t>(seen.size()) != count) {
+    throw InputError(dirs[0].string(), "--merge",
+                     "expected all " + std::to_string(count) + " row-part manifests, found " +
+                         std::to_string(seen.size()));
+  }
+  for (const auto& [id, files] : parts) {
+    const SafetensorsContent whole = join_row_parts(files);
+    const auto meta = whole.metadata.find("case");
+    if (meta == whole.metadata.end()) {
+      throw InputError(files.front().string(), "__metadata__.case", "expected the case JSON");
+    }
+    const Case c = parse_case(json::parse(meta->second), files.front().string(),
+                              "__metadata__.case");
+    GoldenEntry e;
+    e.case_id = c.id;
+    e.file = golden_file_name(c.id);
+    e.case_sha256 = case_sha256(c, GoldenKind::kFull);
+    if (c.id != id) {
+      throw InputError(files.front().string(), "__metadata__.case",
+                       "expected case " + id + ", got " + c.id);
+    }
+    const fs::path path = dirs[0] / e.file;
+    write_file_atomically(path, safetensors_pieces(whole, path.string()).pieces);
+    e.sha256 = file_sha256(path);
+    all.push_back(std::move(e));
+  }
+  write_manifest(dirs[0] / "manifest.json", all, nullptr);
+  return static_cast<int64_t>(all.size());
+}
+
+}  // namespace
+
 int64_t merge_golden(const std::vector<fs::path>& dirs) {
   if (dirs.empty()) throw InputError("command line", "--merge", "expected at least one folder");
+  for (const fs::path& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) throw InputError(d.string(), "--merge", "expected a folder");
+    for (const fs::directory_entry& f : fs::directory_iterator(d)) {
+      if (f.path().filename().string().rfind("manifest-rows-", 0) == 0) {
+        return merge_golden_rows(dirs);
+      }
+    }
+  }
   std::vector<GoldenEntry> all;
   std::set<std::string> ids;
   std::set<int64_t> seen_shards;

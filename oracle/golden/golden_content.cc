@@ -9,9 +9,11 @@
 
 #include "oracle/core/certified.h"
 #include "oracle/core/row_slice.h"
+#include "oracle/core/sha256.h"
 #include "oracle/core/version.h"
-#include "oracle/judge/policy_table.h"
-#include "oracle/judge/reference_bits.h"
+#include "oracle/ops/policy_table.h"
+#include "oracle/judge/rounded_output.h"
+#include "oracle/ops/registry.h"
 #include "reference/ball_rounding.h"
 #include "reference/parallel.h"
 
@@ -80,9 +82,7 @@ nlohmann::json recipes_json(const Case& c, const Op& op) {
   // recipe, the named recipes for its op, and the op's rounding points for custom ones.
   nlohmann::json named = nlohmann::json::array();
   for (const NamedRecipe& r : named_recipes()) {
-    bool applies = r.ops.empty();
-    for (const std::string& o : r.ops) applies = applies || o == c.op;
-    if (applies) named.push_back(r.name);
+    if (describes(r, c.op)) named.push_back(r.name);
   }
   nlohmann::json points = nlohmann::json::array();
   for (const RoundingPoint& p : op.rounding_points()) {
@@ -99,70 +99,8 @@ nlohmann::json recipes_json(const Case& c, const Op& op) {
           {"fma", true}};
 }
 
-ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f) {
-  if (d.topk) {
-    ref::Tensor t(ref::DType::i64, d.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      t.set(i, static_cast<double>(v.indices.at(static_cast<size_t>(i))));
-    }
-    return t;
-  }
-  ref::Tensor t(ref::format_dtype(f), d.shape);
-  if (static_cast<int64_t>(v.values.size()) != t.numel()) {
-    throw std::logic_error("rounded_output: " + std::to_string(v.values.size()) +
-                           " values for output " + d.name + " of " + std::to_string(t.numel()) +
-                           " elements");
-  }
-  // Over the reference's threads (check compares a golden file of 5·10^8 elements with it), the
-  // narrow formats' bits read off the nearest double where it decides them (reference_bits.h).
-  constexpr int64_t kBlock = 1 << 14;
-  const bool narrow = ref::spec(f).precision() <= 24;
-  ref::parallel_for((t.numel() + kBlock - 1) / kBlock, [&](int64_t b) {
-    for (int64_t i = b * kBlock; i < std::min(t.numel(), (b + 1) * kBlock); ++i) {
-      const ref::mp& x = v.values[static_cast<size_t>(i)];
-      const std::optional<uint64_t> bits =
-          narrow ? rounding_of_nearest_double(f, static_cast<double>(x)) : std::nullopt;
-      t.set_bits(i, bits ? *bits : ref::encode(f, x));
-    }
-  });
-  return t;
-}
-
 std::string golden_output_name(const OutputDecl& d, ref::Format f) {
   return "out." + d.name + "." + (d.topk ? std::string("i64") : std::string(ref::format_name(f)));
-}
-
-namespace {
-
-// Output k of e, rounded to f, into t's elements from `offset` on: the balls' bits where they
-// decide (ref::decided_bits), else the mp values', over the reference's threads.
-void put_rounded(ref::Tensor& t, int64_t offset, const OutputDecl& d, const ExactValues& e,
-                 size_t k, ref::Format f) {
-  if (d.topk) {
-    const std::vector<int64_t>& idx = e.balls ? (*e.balls)[k].indices : e.mp[k].indices;
-    for (size_t i = 0; i < idx.size(); ++i) {
-      t.set(offset + static_cast<int64_t>(i), static_cast<double>(idx[i]));
-    }
-    return;
-  }
-  const auto count =
-      static_cast<int64_t>(e.balls ? (*e.balls)[k].values.size() : e.mp[k].values.size());
-  constexpr int64_t kBlock = 1 << 16;
-  ref::parallel_for((count + kBlock - 1) / kBlock, [&](int64_t b) {
-    for (int64_t i = b * kBlock; i < std::min(count, (b + 1) * kBlock); ++i) {
-      const auto j = static_cast<size_t>(i);
-      t.set_bits(offset + i, e.balls ? ref::decided_bits((*e.balls)[k].values[j], f)
-                                     : ref::encode(f, e.mp[k].values[j]));
-    }
-  });
-}
-
-}  // namespace
-
-ref::Tensor rounded_output(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f) {
-  ref::Tensor t(d.topk ? ref::DType::i64 : ref::format_dtype(f), d.shape);
-  put_rounded(t, 0, d, e, k, f);
-  return t;
 }
 
 SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
@@ -247,6 +185,35 @@ SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputS
   out.metadata["recipes"] = recipes_json(c, op).dump();
   out.metadata["version"] = version();
   return out;
+}
+
+SafetensorsContent inputs_only_content(const Case& c, const InputSet& in,
+                                       std::string_view input_format) {
+  SafetensorsContent out;
+  for (const auto& [name, t] : in.all()) out.tensors.emplace("in." + name, t);
+  out.metadata["case"] = c.source.dump();
+  out.metadata["input_format"] = std::string(input_format);
+  out.metadata["version"] = version();
+  out.metadata["inputs_only"] = "true";
+  out.metadata["inputs_sha256"] = inputs_sha256(out);
+  return out;
+}
+
+std::string inputs_sha256(const SafetensorsContent& content) {
+  Sha256 h;
+  for (const auto& [key, t] : content.tensors) {  // a map: in name order
+    if (!key.starts_with("in.")) continue;
+    std::string head = key + "\n" + std::string(ref::dtype_name(t.dtype()));
+    for (int64_t e : t.shape()) head += " " + std::to_string(e);
+    h.update(std::string_view(head + "\n"));
+    h.update(t.bytes());
+  }
+  return to_hex(h.finish());
+}
+
+bool is_inputs_only(const SafetensorsContent& content) {
+  const auto it = content.metadata.find("inputs_only");
+  return it != content.metadata.end() && it->second == "true";
 }
 
 }  // namespace lmo::oracle

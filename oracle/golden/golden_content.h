@@ -8,11 +8,12 @@
 #include <string_view>
 #include <vector>
 
-#include "oracle/core/case.h"
+#include "oracle/cases/case.h"
 #include "oracle/core/certified.h"
 #include "oracle/core/op.h"
 #include "oracle/golden/safetensors.h"
-#include "oracle/judge/policy.h"
+#include "oracle/judge/rounded_output.h"
+#include "oracle/rules/policy.h"
 
 namespace lmo::oracle {
 
@@ -27,12 +28,6 @@ nlohmann::json policy_json(const std::string& op, const std::string& output);
 // rounding points (recipe.h).
 nlohmann::json recipes_json(const Case& c, const Op& op);
 
-// Output k of the exact values rounded once to f (indices for a top-k output: i64).
-ref::Tensor rounded_output(const OutputDecl& d, const OutputValues<ref::mp>& v, ref::Format f);
-// The same for output k of an exact_values result (certified.h): the balls' bits where they
-// decide every rounding (ref::decided_bits, no mp value), else the mp values'.
-ref::Tensor rounded_output(const OutputDecl& d, const ExactValues& e, size_t k, ref::Format f);
-
 // golden_file_content evaluates an op with independent rows (Op::independent_rows) in blocks of
 // rows when its outputs hold more than row_block_elements() elements (row_slice.h).
 
@@ -42,6 +37,18 @@ ref::Tensor rounded_output(const OutputDecl& d, const ExactValues& e, size_t k, 
 // metadata (case JSON, input_format, reference precision, policies, version).
 SafetensorsContent golden_file_content(const Case& c, const Op& op, const InputSet& in,
                                        std::string_view input_format);
+
+// An inputs-only golden file (`golden --inputs-only`): the in.<name> tensors and the metadata
+// (case JSON, input_format, version), marked "inputs_only", with "inputs_sha256" so that `check`
+// refuses inputs edited after the file was written. A challenge: no answer lies next to the
+// inputs, and check computes the expected values only after it has read the kernel's.
+SafetensorsContent inputs_only_content(const Case& c, const InputSet& in,
+                                       std::string_view input_format);
+// The SHA-256 (hex) of a file's in.<name> tensors: each name, dtype, shape and bytes, in name
+// order.
+std::string inputs_sha256(const SafetensorsContent& content);
+// Whether the file was written by `golden --inputs-only`.
+bool is_inputs_only(const SafetensorsContent& content);
 
 // The name of a golden output tensor: out.<name>.<format>, or out.<name>.i64 for top-k indices.
 std::string golden_output_name(const OutputDecl& d, ref::Format f);

@@ -94,6 +94,162 @@ TEST_F(GoldenCli, CheckPassesTheGoldenValuesAndFailsATruncatingKernel) {
   EXPECT_TRUE(contains(y["bound"].get<std::string>(), "ulp")) << y;
 }
 
+// `golden --inputs-only`: a challenge file holds the inputs and no answer; check computes the
+// expected values from them and judges as against the full file; an edited input is refused.
+TEST_F(GoldenCli, InputsOnlyFilesHoldNoAnswerAndCheckJudgesAgainstThem) {
+  const SafetensorsContent full = make_golden();
+  CliResult r = run("golden --inputs-only --case-file " + path("cases.json") + " --out " + path("i"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  SafetensorsContent challenge = read_safetensors(path("i/t+silu.safetensors"));
+  ASSERT_FALSE(challenge.tensors.empty());
+  for (const auto& [key, t] : challenge.tensors) EXPECT_TRUE(key.starts_with("in.")) << key;
+  EXPECT_EQ(challenge.tensors.at("in.x"), full.tensors.at("in.x"));  // the case's own seed
+  EXPECT_EQ(challenge.metadata.at("inputs_only"), "true");
+  EXPECT_EQ(challenge.metadata.at("case"), full.metadata.at("case"));
+  // The full file's correctly rounded values pass; the same with one element 1.5 times too large
+  // fails (exit 1), in each storage format of the case.
+  for (const char* f : {"bf16", "f32"}) {
+    const ref::Tensor& good = full.tensors.at(std::string("out.y.") + f);
+    write_actual("good.safetensors", "out.y", good);
+    r = run("check --golden " + path("i/t+silu.safetensors") + " --actual " +
+            path("good.safetensors"));
+    EXPECT_EQ(r.code, 0) << f << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "check: pass")) << r.out;
+    ref::Tensor bad = good;
+    bad.set(5, good.get(5) * 1.5);
+    write_actual("bad.safetensors", "out.y", bad);
+    r = run("check --golden " + path("i/t+silu.safetensors") + " --actual " +
+            path("bad.safetensors"));
+    EXPECT_EQ(r.code, 1) << f << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "out.y (" + std::string(f) + "): FAIL")) << r.out;
+  }
+  // An input edited after the file was written: bad input, naming the hash.
+  challenge.tensors.at("in.x").set(0, 0.25);
+  write_safetensors(path("edited.safetensors"), challenge);
+  r = run("check --golden " + path("edited.safetensors") + " --actual " + path("good.safetensors"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "edited.safetensors: __metadata__.inputs_sha256")) << r.out;
+}
+
+// `golden --seed`: inputs the kernel cannot have seen, the seed recorded in the file's case, and
+// answers judged on those inputs (the case's own seed's answers fail).
+TEST_F(GoldenCli, SeedDrawsOtherInputsThatCheckJudgesOn) {
+  const SafetensorsContent own = make_golden();
+  CliResult r = run("golden --inputs-only --seed 99 --case-file " + path("cases.json") +
+                    " --out " + path("s"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const SafetensorsContent challenge = read_safetensors(path("s/t+silu.safetensors"));
+  EXPECT_NE(challenge.tensors.at("in.x"), own.tensors.at("in.x"));
+  EXPECT_EQ(nlohmann::json::parse(challenge.metadata.at("case")).at("seed"), 99);
+  r = run("golden --seed 99 --case-file " + path("cases.json") + " --out " + path("f"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const SafetensorsContent answers = read_safetensors(path("f/t+silu.safetensors"));
+  EXPECT_EQ(answers.tensors.at("in.x"), challenge.tensors.at("in.x"));
+  write_actual("new.safetensors", "out.y", answers.tensors.at("out.y.bf16"));
+  r = run("check --golden " + path("s/t+silu.safetensors") + " --actual " + path("new.safetensors"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  write_actual("old.safetensors", "out.y", own.tensors.at("out.y.bf16"));
+  r = run("check --golden " + path("s/t+silu.safetensors") + " --actual " + path("old.safetensors"));
+  EXPECT_EQ(r.code, 1) << r.out;
+}
+
+// A folder holding full files is not taken as up to date by an inputs-only run, nor the reverse.
+TEST_F(GoldenCli, InputsOnlyAndFullFilesAreNotTakenForEachOther) {
+  make_golden();
+  const std::string args = "golden --case-file " + path("cases.json") + " --out " + path("g");
+  CliResult r = run(args + " --inputs-only");
+  EXPECT_TRUE(contains(r.out, "(2 written, 0 already up to date)")) << r.out;
+  EXPECT_FALSE(read_safetensors(path("g/t+silu.safetensors")).tensors.contains("out.y.bf16"));
+  r = run(args + " --inputs-only");
+  EXPECT_TRUE(contains(r.out, "(0 written, 2 already up to date)")) << r.out;
+  r = run(args);
+  EXPECT_TRUE(contains(r.out, "(2 written, 0 already up to date)")) << r.out;
+  EXPECT_TRUE(read_safetensors(path("g/t+silu.safetensors")).tensors.contains("out.y.bf16"));
+}
+
+// `golden --blocks I/N`: each case's rows in N parts (a case with fewer rows than parts, or no
+// independent rows, written whole by part 0), joined by --merge into the files and manifest of a
+// single run, byte for byte; a missing, tampered or mixed part is bad input.
+TEST_F(GoldenCli, RowPartsMergeIntoTheFilesOfOneRun) {
+  std::ofstream(dir_ / "rows.json") << R"({"cases": [
+    {"id": "r/rms7", "op": "rmsnorm", "seed": 5, "formats": ["bf16", "f32"],
+     "params": {"rows": 7, "d": 48, "eps": 1e-5}},
+    {"id": "r/rms2", "op": "rmsnorm", "seed": 6, "formats": ["f16"],
+     "params": {"rows": 2, "d": 32, "eps": 1e-6}},
+    {"id": "r/silu", "op": "silu", "seed": 3, "formats": ["bf16"], "params": {"n": 40}}]})";
+  const std::string cases = " --case-file " + path("rows.json");
+  CliResult r = run("golden" + cases + " --out " + path("one"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (int i = 0; i < 3; ++i) {
+    const std::string part = std::to_string(i) + "/3";
+    r = run("golden" + cases + " --blocks " + part + " --out " + path("p" + std::to_string(i)));
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  // Part 1 holds rows [2, 4) of r/rms7's outputs and its x, the whole γ, and no whole file.
+  const SafetensorsContent p1 = read_safetensors(path("p1/r+rms7.rows-1-of-3.safetensors"));
+  EXPECT_EQ(p1.tensors.at("out.y.bf16").shape(), (std::vector<int64_t>{2, 48}));
+  EXPECT_EQ(p1.tensors.at("in.x").shape(), (std::vector<int64_t>{2, 48}));
+  EXPECT_EQ(p1.tensors.at("in.gamma").shape(), (std::vector<int64_t>{48}));
+  EXPECT_FALSE(fs::exists(path("p1/r+rms2.safetensors")));
+  // A part missing: refused.
+  r = run("golden --merge " + path("p0") + " " + path("p2"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "expected all 3 row-part manifests")) << r.out;
+  r = run("golden --merge " + path("p0") + " " + path("p2") + " " + path("p1"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "merged 3 files")) << r.out;
+  for (const char* f : {"r+rms7.safetensors", "r+rms2.safetensors", "r+silu.safetensors",
+                        "manifest.json"}) {
+    std::ifstream a(path(std::string("one/") + f), std::ios::binary);
+    std::ifstream b(path(std::string("p0/") + f), std::ios::binary);
+    const std::string x((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+    const std::string y((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    EXPECT_FALSE(x.empty()) << f;
+    EXPECT_EQ(x, y) << f << " differs from a single run's";
+  }
+  // A part edited after its manifest was written.
+  {
+    std::fstream f(path("p1/r+rms7.rows-1-of-3.safetensors"),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-1, std::ios::end);
+    f.put('\x7f');
+  }
+  r = run("golden --merge " + path("p0") + " " + path("p1") + " " + path("p2"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "r+rms7.rows-1-of-3.safetensors: sha256")) << r.out;
+  // --blocks with --shard, or more parts than I/N allows.
+  r = run("golden" + cases + " --blocks 0/2 --shard 0/2 --out " + path("x"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--blocks")) << r.out;
+  r = run("golden" + cases + " --blocks 3/3 --out " + path("x"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "command line: --blocks")) << r.out;
+}
+
+// `--max-memory` sets the block of rows (here 1M / 128 bytes = 8192 elements, 128 rows of 64):
+// the files are the same bytes, and a size that is not one is bad input.
+TEST_F(GoldenCli, MaxMemorySetsTheBlocksNotTheBytes) {
+  std::ofstream(dir_ / "big.json") << R"({"cases": [
+    {"id": "b/rms", "op": "rmsnorm", "seed": 9, "formats": ["bf16"],
+     "params": {"rows": 4096, "d": 64, "eps": 1e-5}}]})";
+  const std::string cases = " --case-file " + path("big.json");
+  CliResult r = run("golden" + cases + " --out " + path("a"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("golden" + cases + " --max-memory 1M --out " + path("b"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const SafetensorsContent a = read_safetensors(path("a/b+rms.safetensors"));
+  EXPECT_EQ(a.tensors, read_safetensors(path("b/b+rms.safetensors")).tensors);
+  write_actual("y.safetensors", "out.y", a.tensors.at("out.y.bf16"));
+  r = run("check --golden " + path("a/b+rms.safetensors") + " --actual " + path("y.safetensors") +
+          " --max-memory 1M");
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* bad : {"12Q", "1K", "G", "99999999999999999T"}) {
+    r = run("golden" + cases + " --max-memory " + bad + " --out " + path("c"));
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "command line: --max-memory")) << r.out;
+  }
+}
+
 TEST_F(GoldenCli, BadInputExitsWithCodeTwoNamingTheFile) {
   const SafetensorsContent g = make_golden();
   const std::string golden = " --golden " + path("g/t+silu.safetensors") + " --actual ";
