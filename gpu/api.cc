@@ -14,6 +14,7 @@
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
+#include "kernels/api/turns.h"
 #include "kernels/api/validate.h"
 #include "kernels/api/validate_positional.h"  // check_rope, check_rope_table
 
@@ -191,19 +192,20 @@ void rope(Storage s, const void* x, const int64_t* positions, void* y, const Rop
   constexpr const char* fn = "gpu::rope";
   kernels::detail::check_rope(fn, s, x, positions, y, shape);
   // Before the empty return, as in fast/: a bad frequency rule throws for zero tokens too.
-  const std::vector<long double> theta = kernels::rope_inv_freq(shape.rotary_dims, freq);
-  const std::vector<double> inv_freq(theta.begin(), theta.end());
+  // The frequencies in turns, as fast/rope.cc forms them (gpu/rope_math.h).
+  const kernels::Turns turns = kernels::turns_of(kernels::rope_inv_freq(shape.rotary_dims, freq));
   const auto cos_sin_factor = static_cast<double>(kernels::rope_cos_sin_factor(freq));
   if (shape.tokens == 0) return;
   const int64_t n = shape.tokens * shape.heads * shape.head_dim;
+  const size_t turn_bytes = turns.hi.size() * sizeof(double);
   Call call(fn);
   const void* dx = call.upload(x, bytes_of(s, n));
   const auto* dp = static_cast<const int64_t*>(
       call.upload(positions, static_cast<size_t>(shape.tokens) * sizeof(int64_t)));
-  const auto* df =
-      static_cast<const double*>(call.upload(inv_freq.data(), inv_freq.size() * sizeof(double)));
+  const auto* dhi = static_cast<const double*>(call.upload(turns.hi.data(), turn_bytes));
+  const auto* dlo = static_cast<const double*>(call.upload(turns.lo.data(), turn_bytes));
   void* dy = call.alloc(bytes_of(s, n));
-  call.run([=] { return launch_rope(s, dx, dp, df, cos_sin_factor, dy, shape, nullptr); });
+  call.run([=] { return launch_rope(s, dx, dp, dhi, dlo, cos_sin_factor, dy, shape, nullptr); });
   call.download(y, dy, bytes_of(s, n));
   call.finish();
 }

@@ -37,10 +37,11 @@ cudaError_t launch_activation(Activation act, Storage s, const void* x, void* y,
 cudaError_t launch_glu_gate(Activation act, Storage s, const void* gate, const void* up, void* h,
                             int64_t n, cudaStream_t stream);
 
-// inv_freq: rotary_dims/2 doubles on the device; positions: tokens int64 on the device.
-cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
-                        double cos_sin_factor, void* y, const RopeShape& shape,
-                        cudaStream_t stream);
+// turns_hi, turns_lo: the rotary_dims/2 frequencies in turns (kernels/api/turns.h), doubles on
+// the device; positions: tokens int64 on the device.
+cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* turns_hi,
+                        const double* turns_lo, double cos_sin_factor, void* y,
+                        const RopeShape& shape, cudaStream_t stream);
 cudaError_t launch_rope_table(Storage s, const void* x, Storage table, const void* cos_sin, void* y,
                               const RopeShape& shape, cudaStream_t stream);
 

@@ -4,13 +4,15 @@
 
 namespace lmo::gpu {
 
-cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* inv_freq,
-                        double cos_sin_factor, void* y, const RopeShape& sh, cudaStream_t stream) {
+cudaError_t launch_rope(Storage s, const void* x, const int64_t* positions, const double* turns_hi,
+                        const double* turns_lo, double cos_sin_factor, void* y, const RopeShape& sh,
+                        cudaStream_t stream) {
   if (sh.tokens == 0) return cudaSuccess;
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
     rope_angles_kernel<T><<<row_grid(sh.tokens), kThreads, 0, stream>>>(
-        static_cast<const T*>(x), positions, inv_freq, cos_sin_factor, static_cast<T*>(y), sh);
+        static_cast<const T*>(x), positions, turns_hi, turns_lo, cos_sin_factor, static_cast<T*>(y),
+        sh);
     return cudaGetLastError();
   });
 }

@@ -24,13 +24,16 @@ std::string_view gpu_recipe_text(KernelEntry e) {
     case KernelEntry::kFp8Dequantize:
     case KernelEntry::kFp8Linear:
     case KernelEntry::kMoeLayer:  // gpu/moe_layer_math.h, gpu/activation_f32.h
+    // RoPE from positions or a table (gpu/rope.cuh, gpu/rope_math.h): fast/rope.cc's arithmetic,
+    // cos and sin in double from the frequencies in turns rounded once to f32, the rotation in
+    // f32 with one fma per output.
+    case KernelEntry::kRope:
       return "strict";
     // Evaluated in double and rounded once to f32, then to the storage: no f32 recipe.
     case KernelEntry::kAttention:
     case KernelEntry::kPagedAttentionDecode:
     case KernelEntry::kMlaDecode:
     case KernelEntry::kPagedMlaDecode:
-    case KernelEntry::kRope:
     case KernelEntry::kSinusoidalPe:
     case KernelEntry::kLearnedPosition:
     case KernelEntry::kShawLogits:

@@ -264,16 +264,10 @@ TYPED_TEST(KernelRope, AnglesAreAccurateToF32AtLongContext) {
 }
 
 // The library's angle error at |p·θ_k| up to 2^40 rad, where long double has x87's 64-bit
-// significand (2^-8 where it is double: θ_k to 2^-52 relative, p·θ up to 2^40).
-#ifdef LMO_TESTED_KERNELS_GPU
-// gpu/ rounds θ_k to double and forms p·θ_k in double (gpu/rope.cuh): two roundings of 2^-53
-// relative, up to 2^40·2^-52 = 2^-12 rad.
-constexpr double kAngleErrorAt2To40 = 0x1p-12;
-#else
-// fast/ forms p·θ_k exactly (fast/rope.h): the error is θ_k's, ~|p·θ|·2^-59 ≈ 2^-19 rad, while
-// an f32 angle is meaningless (error ≫ 1).
+// significand (2^-8 where it is double: θ_k to 2^-52 relative, p·θ up to 2^40). Both libraries
+// form p·θ_k exactly in turns (fast/rope.h; gpu/rope_math.h, the same arithmetic): the error is
+// θ_k's, ~|p·θ|·2^-59 ≈ 2^-19 rad, while an f32 angle is meaningless (error ≫ 1).
 constexpr double kAngleErrorAt2To40 = 0x1p-16;
-#endif
 
 // Positions up to 2^40 (the oracle's largest): every output within 2·angle error·max|x| of the
 // exact one (a rotation by a wrong angle moves a pair by at most √2·error·max|x|), and under the
