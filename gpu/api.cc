@@ -14,6 +14,7 @@
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
+#include "gpu/softmax_math.h"  // row_parts: the cross-entropy's scratch
 #include "kernels/api/turns.h"
 #include "kernels/api/validate.h"
 #include "kernels/api/validate_positional.h"  // check_rope, check_rope_table
@@ -135,8 +136,11 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
   auto* dloss = static_cast<float*>(call.alloc(row_floats));
   auto* dlogz = static_cast<float*>(call.alloc(row_floats));
   void* dg = grad ? call.alloc(bytes_of(s, rows * vocab)) : nullptr;
+  auto* dparts = static_cast<float*>(call.alloc(
+      3 * static_cast<size_t>(rows * softmax_math::row_parts(vocab)) * sizeof(float)));
   call.run([=] {
-    return launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, nullptr);
+    return launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, dparts,
+                                nullptr);
   });
   call.download(loss, dloss, row_floats);
   call.download(logz, dlogz, row_floats);

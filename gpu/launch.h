@@ -25,10 +25,12 @@ cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int6
                            cudaStream_t stream);
 cudaError_t launch_logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n,
                              cudaStream_t stream);
-// target: rows int64 on the device, each in [0, vocab); grad may be null.
+// target: rows int64 on the device, each in [0, vocab); grad may be null; scratch: 3 · rows ·
+// softmax_math::row_parts(vocab) floats on the device (gpu/softmax_math.h: the
+// parts' maxima, flags and sums).
 cudaError_t launch_cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows,
                                  int64_t vocab, float lambda, float cap, float* loss, float* logz,
-                                 void* grad, cudaStream_t stream);
+                                 void* grad, float* scratch, cudaStream_t stream);
 
 cudaError_t launch_softcap(Storage s, const void* z, void* y, int64_t n, float cap,
                            cudaStream_t stream);

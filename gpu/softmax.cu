@@ -28,13 +28,19 @@ cudaError_t launch_logsumexp(Storage s, const void* z, float* logz, int64_t rows
 
 cudaError_t launch_cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows,
                                  int64_t vocab, float lambda, float cap, float* loss, float* logz,
-                                 void* grad, cudaStream_t stream) {
+                                 void* grad, float* scratch, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
+  const int64_t parts = softmax_math::row_parts(vocab);
+  const CrossEntropyParts p{parts, scratch, scratch + rows * parts, scratch + 2 * rows * parts};
+  const unsigned int grid = row_grid(rows * parts);
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
-    cross_entropy_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(
-        static_cast<const T*>(z), target, rows, vocab, static_cast<double>(lambda), cap, loss,
-        logz, static_cast<T*>(grad));
+    const T* zt = static_cast<const T*>(z);
+    cross_entropy_part_max_kernel<T><<<grid, kThreads, 0, stream>>>(zt, rows, vocab, cap, p);
+    cross_entropy_part_sum_kernel<T><<<grid, kThreads, 0, stream>>>(zt, rows, vocab, cap, p);
+    cross_entropy_finish_kernel<T>
+        <<<grid, kThreads, 0, stream>>>(zt, target, rows, vocab, static_cast<double>(lambda), cap,
+                                        p, loss, logz, static_cast<T*>(grad));
     return cudaGetLastError();
   });
 }

@@ -175,4 +175,41 @@ LMO_HD double strided_exp_sum_d(const V& zd, int64_t n, int64_t lane, int64_t la
 // Whether v is neither NaN nor infinite.
 LMO_HD inline bool finite(float v) { return v - v == 0.0f; }
 
+// ---- The cross-entropy's rows split over several blocks ----
+// A 128K-vocabulary row is too much for one block (4096 rows of 128256 logits used to run one
+// block per row). Its logits are split into parts of kRowChunk consecutive logits, one block each
+// (Liger-Kernel and QuACK split rows the same way), in three launches over the (row, part) blocks:
+//   1. each part's maximum of z' and whether it holds a NaN or infinite logit;
+//   2. the row's m = the maximum of the parts' maxima (exact in any order), and each part's
+//      S_b = Σ e^{z'_j − m} over its logits (its lanes and the fixed tree, as one block's row);
+//   3. S = S_0 + S_1 + … in ascending part order (parts_sum: f32 additions, the same in every
+//      block of the row), then the loss, log Z and each part's gradient as one block's row.
+// Every term is the one-block row's term (the row's own m); only the order of the f32 sum
+// changes, by a fixed rule, so results are identical run to run and the strict recipe's bound
+// (which holds for any order of the sum) is unchanged. A row with a NaN or infinite logit takes
+// the double path whole, in the row's first block. A row of n ≤ kRowChunk is one part.
+inline constexpr int64_t kRowChunk = 8192;
+
+LMO_HD inline int64_t row_parts(int64_t n) {
+  return n <= kRowChunk ? 1 : (n + kRowChunk - 1) / kRowChunk;
+}
+
+// The logits [begin, end) of part b of a row of n.
+LMO_HD inline int64_t part_begin(int64_t b) { return b * kRowChunk; }
+LMO_HD inline int64_t part_end(int64_t b, int64_t n) {
+  return (b + 1) * kRowChunk < n ? (b + 1) * kRowChunk : n;
+}
+
+// The row's maximum from its parts' (NaN-propagating) and its sum from its parts' sums, ascending.
+LMO_HD inline float parts_max(const float* m, int64_t parts) {
+  float r = m[0];
+  for (int64_t b = 1; b < parts; ++b) r = nan_max(r, m[b]);
+  return r;
+}
+LMO_HD inline float parts_sum(const float* s, int64_t parts) {
+  float r = s[0];
+  for (int64_t b = 1; b < parts; ++b) r = f32::add(r, s[b]);
+  return r;
+}
+
 }  // namespace lmo::gpu::softmax_math

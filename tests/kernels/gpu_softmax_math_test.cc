@@ -1,6 +1,6 @@
-// The GPU softmax, log-sum-exp and cross-entropy kernels' f32 per-row math (gpu/softmax_math.h) on the host,
-// where no device is needed: the very functions gpu/softmax.cuh runs, compiled by the host
-// compiler with -ffp-contract=off (every f32 operation rounded once, as gpu/f32_ops.h's device
+// The GPU softmax, log-sum-exp and cross-entropy kernels' f32 per-row math (gpu/softmax_math.h) on
+// the host, where no device is needed: the very functions gpu/softmax.cuh runs, compiled by the
+// host compiler with -ffp-contract=off (every f32 operation rounded once, as gpu/f32_ops.h's device
 // intrinsics round), with the kernel's reduction order: 256 lanes (gpu/common.cuh's kThreads)
 // each folding its strided elements, then block_reduce's halving tree. The exponential is a
 // stand-in (gpu/f32_math.h): the C library's expf (close to correctly rounded), and BoundedLibm's
@@ -13,20 +13,24 @@
 //     with NaN, +inf, −inf and all −inf logits;
 //   - the built-in cross_entropy cases (the fused loss, log Z and gradient: the f32 path, and the
 //     double path of rows with a non-finite logit), wide and soft-capped logits, the z-loss, and
-//     rows with NaN, +inf, −inf and all −inf logits;
+//     rows with NaN, +inf, −inf and all −inf logits; rows split over several blocks (parts of
+//     softmax_math::kRowChunk logits: vocabularies of 8193 … 256000), combined as the kernels'
+//     three launches combine them;
 //   - the inputs of the device's own typed test (tests/kernels/softmax_test.cc: vocabularies of
 //     32000, odd widths, masked and special logits, the soft-cap's branches, caps 3e-30 and
 //     5e25, zeros and tiny logits under a cap), judged as that test judges them;
 //   - mutations that must be caught: the cross-entropy's soft-cap dropped, a store by
-//     truncation, the sum missing its last lane's
-//     share (a tree one step wrong). (The maximum is no place for one: softmax and
-//     log-sum-exp do not depend on which m is subtracted but through overflow and rounding.)
+//     truncation, the sum missing its last lane's share (a tree one step wrong), the split row's
+//     combine dropping its last part's sum, or its parts summed at their own maxima and never
+//     rescaled to the row's (a split that forgets a block's maximum). (The maximum is no place for
+//     one: softmax and log-sum-exp do not depend on which m is subtracted but through overflow and
+//     rounding.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -107,11 +111,20 @@ void expect_passes(Harness& h, const std::string& what) {
 // gpu/softmax.cuh's cross_entropy_kernel over library L on logits z [rows, n] (stored values,
 // widened): loss, logz and the gradient as the kernel forms them in f32 (the kernel then rounds
 // the gradient once to the storage).
-template <class L>
+// The row is split into parts of softmax_math::kRowChunk logits, one block each: the parts'
+// maxima and sums over each block's lanes and tree, combined by parts_max and parts_sum.
+// kDropLastPart: the combine forgets the last part's sum; kPartsAtOwnMax: each part sums its
+// terms at its own maximum and the combine never rescales them to the row's (a split that forgets
+// the other blocks' maxima).
+enum class Split { kRight, kDropLastPart, kPartsAtOwnMax };
+
+template <class L, Split X = Split::kRight>
 void cross_entropy_rows(const std::vector<float>& z, const std::vector<int64_t>& target,
-                        int64_t rows, int64_t n, float lambda_f, float cap, std::vector<float>& loss,
-                        std::vector<float>& logz, std::vector<float>& grad) {
+                        int64_t rows, int64_t n, float lambda_f, float cap,
+                        std::vector<float>& loss, std::vector<float>& logz,
+                        std::vector<float>& grad) {
   const auto lambda = static_cast<double>(lambda_f);
+  const int64_t parts = softmax_math::row_parts(n);
   for (int64_t r = 0; r < rows; ++r) {
     const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * n + j)]; };
     const int64_t t = target[static_cast<size_t>(r)];
@@ -119,13 +132,29 @@ void cross_entropy_rows(const std::vector<float>& z, const std::vector<int64_t>&
     for (int64_t j = 0; j < n; ++j) bad = bad || !softmax_math::finite(zr(j));
     if (!bad) {
       const auto zc = [&](int64_t j) { return softmax_math::capped<L>(zr(j), cap); };
-      const float m = block::tree_max(block::per_lane(
-          [&](int64_t lane) { return softmax_math::strided_max(zc, n, lane, block::kLanes); }));
-      const float s = block::tree_sum(block::per_lane([&](int64_t lane) {
-        return softmax_math::strided_exp_sum<L>(zc, n, lane, block::kLanes, m);
-      }));
-      const softmax_math::CrossEntropyRow row =
-          softmax_math::cross_entropy_row<L>(static_cast<double>(m), static_cast<double>(s), lambda);
+      std::vector<float> part_max, part_sum;
+      for (int64_t b = 0; b < parts; ++b) {
+        const int64_t begin = softmax_math::part_begin(b);
+        const int64_t len = softmax_math::part_end(b, n) - begin;
+        const auto zp = [&](int64_t j) { return zc(begin + j); };
+        part_max.push_back(block::tree_max(block::per_lane([&](int64_t lane) {
+          return softmax_math::strided_max(zp, len, lane, block::kLanes);
+        })));
+      }
+      const float m = softmax_math::parts_max(part_max.data(), parts);
+      for (int64_t b = 0; b < parts; ++b) {
+        const int64_t begin = softmax_math::part_begin(b);
+        const int64_t len = softmax_math::part_end(b, n) - begin;
+        const auto zp = [&](int64_t j) { return zc(begin + j); };
+        const float at = X == Split::kPartsAtOwnMax ? part_max[size_t(b)] : m;
+        part_sum.push_back(block::tree_sum(block::per_lane([&](int64_t lane) {
+          return softmax_math::strided_exp_sum<L>(zp, len, lane, block::kLanes, at);
+        })));
+      }
+      if (X == Split::kDropLastPart) part_sum.back() = 0.0f;
+      const float s = softmax_math::parts_sum(part_sum.data(), parts);
+      const softmax_math::CrossEntropyRow row = softmax_math::cross_entropy_row<L>(
+          static_cast<double>(m), static_cast<double>(s), lambda);
       const double zt = zc(t);
       loss.push_back(softmax_math::cross_entropy_loss(zt, row, lambda));
       logz.push_back(static_cast<float>(row.lse));
@@ -156,14 +185,14 @@ void cross_entropy_rows(const std::vector<float>& z, const std::vector<int64_t>&
 }
 
 // A cross_entropy case evaluated as the kernel does (the adapters' float λ and cap). kDropCap:
-// the mutant that ignores the soft-cap.
-template <class L, bool kDropCap = false>
+// the mutant that ignores the soft-cap; X: the split's mutants.
+template <class L, bool kDropCap = false, Split X = Split::kRight>
 oracle::Outputs<double> cross_entropy_as_the_kernel(const oracle::RunContext& ctx) {
   const oracle::SoftmaxParams& p = dynamic_cast<const oracle::SoftmaxOp&>(ctx.op).params();
   std::vector<float> loss, logz, grad;
-  cross_entropy_rows<L>(lmo::testing::floats(ctx.in.at("z")), ctx.in.ints("target"), p.rows, p.n,
-                        static_cast<float>(p.lambda), kDropCap ? 0.0f : static_cast<float>(p.cap),
-                        loss, logz, grad);
+  cross_entropy_rows<L, X>(lmo::testing::floats(ctx.in.at("z")), ctx.in.ints("target"), p.rows, p.n,
+                           static_cast<float>(p.lambda),
+                           kDropCap ? 0.0f : static_cast<float>(p.cap), loss, logz, grad);
   oracle::Outputs<double> out(3);
   out[0].values.assign(loss.begin(), loss.end());
   out[1].values.assign(logz.begin(), logz.end());
@@ -227,13 +256,13 @@ TEST(GpuSoftmaxMath, WideLogitsAndSpecialRowsPassOnTheHost) {
   }
 }
 
-nlohmann::json cross_entropy_case(double cap, double lambda, double std,
-                                  nlohmann::json inputs = {}) {
+nlohmann::json cross_entropy_case(double cap, double lambda, double std, nlohmann::json inputs = {},
+                                  int64_t vocab = 3000) {
   nlohmann::json c = {{"id", "gpu-math/cross_entropy"},
                       {"op", "cross_entropy"},
                       {"seed", 9201},
                       {"formats", {"f32", "bf16", "f16"}},
-                      {"params", {{"rows", 4}, {"vocab", 3000}, {"logit_std", std}}}};
+                      {"params", {{"rows", 4}, {"vocab", vocab}, {"logit_std", std}}}};
   if (cap > 0) c["params"]["softcap"] = cap;
   if (lambda > 0) c["params"]["z_loss"] = lambda;
   if (!inputs.is_null()) c["inputs"] = inputs;
@@ -246,7 +275,8 @@ TEST(GpuSoftmaxMath, CrossEntropyWideCappedAndSpecialRowsPassOnTheHost) {
     const ref::Format fmt = *ref::parse_format(f);
     for (const nlohmann::json& c :
          {cross_entropy_case(0, 0, 30), cross_entropy_case(30, 1e-4, 30),
-          cross_entropy_case(5, 0, 2), cross_entropy_case(0, 1e-4, 2, {{"z", {{"specials", specials}}}}),
+          cross_entropy_case(5, 0, 2),
+          cross_entropy_case(0, 1e-4, 2, {{"z", {{"specials", specials}}}}),
           cross_entropy_case(30, 0, 2, {{"z", {{"specials", specials}}}})}) {
       Harness h(c, fmt);
       expect_passes(h, c.dump().substr(0, 160));
@@ -300,8 +330,8 @@ struct HostKernels {
                             void* grad) {
     std::vector<float> l, lz, g;
     cross_entropy_rows<L>(widened(testdata::dtype_of(s), z, rows * n),
-                          std::vector<int64_t>(target, target + rows), rows, n, lambda, cap, l,
-                          lz, g);
+                          std::vector<int64_t>(target, target + rows), rows, n, lambda, cap, l, lz,
+                          g);
     std::copy(l.begin(), l.end(), loss);
     std::copy(lz.begin(), lz.end(), logz);
     if (grad) store(testdata::dtype_of(s), g, grad);
@@ -325,8 +355,8 @@ void check_softmax(kernels::Storage s, const ref::Tensor& z, int64_t rows, int64
   l.arm();
   K::softmax(s, z.bytes().data(), p.data(), rows, n);
   K::logsumexp(s, z.bytes().data(), static_cast<float*>(l.data()), rows, n);
-  const std::string where = std::string(kernels::storage_name(s)) + " n=" + std::to_string(n) +
-                            " over " + lib;
+  const std::string where =
+      std::string(kernels::storage_name(s)) + " n=" + std::to_string(n) + " over " + lib;
   testdata::expect_judged("softmax", "", ex_p, p, nv_p, where);
   testdata::expect_judged("logsumexp", "", ex_l, l, nv_l, where);
 }
@@ -387,8 +417,8 @@ void device_test_cases(const std::string& lib) {
     check_ce<K>(s, logits(52, s, 3, 70, 3.0, sp), 3, 70, 0.0f, 30.0f, 52, lib);
   }
   for (float cap : {3e-30f, 5e25f}) {
-    check_ce<K>(Storage::f32, logits(53, Storage::f32, 2, 1000, 1.5 * cap), 2, 1000, 1e-4f, cap,
-                53, lib);
+    check_ce<K>(Storage::f32, logits(53, Storage::f32, 2, 1000, 1.5 * cap), 2, 1000, 1e-4f, cap, 53,
+                lib);
   }
 }
 
@@ -398,8 +428,7 @@ TEST(GpuSoftmaxMath, TheDeviceTestsInputsPassOnTheHost) {
 
 // Mutations: each must fail the declared recipe where the correct kernel passes.
 void expect_caught(Harness& h, const Kernel& mutant, const std::string& what) {
-  const oracle::VerifyRow good =
-      h.judge("gpu-math", entry_as_the_kernel<f32::CudaF32>, declared());
+  const oracle::VerifyRow good = h.judge("gpu-math", entry_as_the_kernel<f32::CudaF32>, declared());
   EXPECT_TRUE(good.pass) << what << ": " << good.detail;
   const oracle::VerifyRow bad = h.judge("mutant", mutant, declared());
   EXPECT_FALSE(bad.pass) << what << ": the mutant passed, max ulp " << bad.max_ulps;
@@ -425,6 +454,27 @@ TEST(GpuSoftmaxMath, MutationsAreCaught) {
   Harness capped(cross_entropy_case(30, 0, 10), ref::Format::f32);
   expect_caught(capped, cross_entropy_as_the_kernel<f32::CudaF32, true>,
                 "cross_entropy without its soft-cap");
+  // The split row's combine: 20000 logits are three parts (8192, 8192, 3616).
+  Harness split(cross_entropy_case(0, 1e-4, 2, {}, 20000), ref::Format::f32);
+  ASSERT_EQ(softmax_math::row_parts(20000), 3);
+  expect_caught(split, cross_entropy_as_the_kernel<f32::CudaF32, false, Split::kDropLastPart>,
+                "cross_entropy whose combine drops the last part's sum");
+  expect_caught(split, cross_entropy_as_the_kernel<f32::CudaF32, false, Split::kPartsAtOwnMax>,
+                "cross_entropy whose parts sum at their own maxima, never rescaled");
+}
+
+// Rows of one, two, three parts and one just over a part, in every storage, with a z-loss and a
+// soft-cap: the split's combine passes where the one-block row did.
+TEST(GpuSoftmaxMath, CrossEntropySplitRowsPassOnTheHost) {
+  EXPECT_EQ(softmax_math::row_parts(softmax_math::kRowChunk), 1);
+  EXPECT_EQ(softmax_math::row_parts(softmax_math::kRowChunk + 1), 2);
+  EXPECT_EQ(softmax_math::row_parts(128256), 16);
+  for (const int64_t vocab : {int64_t{8192}, int64_t{8193}, int64_t{16384}, int64_t{20000}}) {
+    for (const char* f : {"f32", "bf16", "f16"}) {
+      Harness h(cross_entropy_case(30, 1e-4, 10, {}, vocab), *ref::parse_format(f));
+      expect_passes(h, "vocab " + std::to_string(vocab));
+    }
+  }
 }
 
 }  // namespace
