@@ -14,7 +14,7 @@
 #include "gpu/api_checks.h"
 #include "gpu/host_call.h"
 #include "gpu/launch.h"
-#include "gpu/softmax_math.h"  // row_parts: the cross-entropy's scratch
+#include "gpu/softmax_math.h"  // row_parts: the row-split launches' scratch
 #include "kernels/api/turns.h"
 #include "kernels/api/validate.h"
 #include "kernels/api/validate_positional.h"  // check_rope, check_rope_table
@@ -32,6 +32,12 @@ using kernels::detail::check_eps;
 using kernels::detail::check_lambda;
 using kernels::detail::check_ptr;
 using kernels::detail::check_targets;
+
+// The scratch of a row-split launch (gpu/launch.h: softmax, logsumexp, cross_entropy).
+float* row_parts_scratch(Call& call, int64_t rows, int64_t n) {
+  return static_cast<float*>(
+      call.alloc(3 * static_cast<size_t>(rows * softmax_math::row_parts(n)) * sizeof(float)));
+}
 
 }  // namespace
 
@@ -101,7 +107,8 @@ void softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n) {
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
   void* dp = call.alloc(bytes_of(s, rows * n));
-  call.run([=] { return launch_softmax(s, dz, dp, rows, n, nullptr); });
+  float* dparts = row_parts_scratch(call, rows, n);
+  call.run([=] { return launch_softmax(s, dz, dp, rows, n, dparts, nullptr); });
   call.download(p, dp, bytes_of(s, rows * n));
   call.finish();
 }
@@ -114,7 +121,8 @@ void logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n) {
   Call call(fn);
   const void* dz = call.upload(z, bytes_of(s, rows * n));
   auto* dl = static_cast<float*>(call.alloc(static_cast<size_t>(rows) * sizeof(float)));
-  call.run([=] { return launch_logsumexp(s, dz, dl, rows, n, nullptr); });
+  float* dparts = row_parts_scratch(call, rows, n);
+  call.run([=] { return launch_logsumexp(s, dz, dl, rows, n, dparts, nullptr); });
   call.download(logz, dl, static_cast<size_t>(rows) * sizeof(float));
   call.finish();
 }
@@ -136,8 +144,7 @@ void cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows
   auto* dloss = static_cast<float*>(call.alloc(row_floats));
   auto* dlogz = static_cast<float*>(call.alloc(row_floats));
   void* dg = grad ? call.alloc(bytes_of(s, rows * vocab)) : nullptr;
-  auto* dparts = static_cast<float*>(call.alloc(
-      3 * static_cast<size_t>(rows * softmax_math::row_parts(vocab)) * sizeof(float)));
+  float* dparts = row_parts_scratch(call, rows, vocab);
   call.run([=] {
     return launch_cross_entropy(s, dz, dt, rows, vocab, lambda, cap, dloss, dlogz, dg, dparts,
                                 nullptr);

@@ -21,13 +21,13 @@ cudaError_t launch_fused_add_rmsnorm(Storage s, const void* x, const void* resid
                                      const void* gamma, void* residual_out, void* y, int64_t rows,
                                      int64_t d, float eps, cudaStream_t stream);
 
+// scratch (softmax, logsumexp, cross_entropy): 3 · rows · softmax_math::row_parts(n) floats on the
+// device (gpu/softmax_math.h: the parts' maxima, flags and sums).
 cudaError_t launch_softmax(Storage s, const void* z, void* p, int64_t rows, int64_t n,
-                           cudaStream_t stream);
+                           float* scratch, cudaStream_t stream);
 cudaError_t launch_logsumexp(Storage s, const void* z, float* logz, int64_t rows, int64_t n,
-                             cudaStream_t stream);
-// target: rows int64 on the device, each in [0, vocab); grad may be null; scratch: 3 · rows ·
-// softmax_math::row_parts(vocab) floats on the device (gpu/softmax_math.h: the
-// parts' maxima, flags and sums).
+                             float* scratch, cudaStream_t stream);
+// target: rows int64 on the device, each in [0, vocab); grad may be null.
 cudaError_t launch_cross_entropy(Storage s, const void* z, const int64_t* target, int64_t rows,
                                  int64_t vocab, float lambda, float cap, float* loss, float* logz,
                                  void* grad, float* scratch, cudaStream_t stream);

@@ -18,72 +18,43 @@
 
 namespace lmo::gpu {
 
-// The f32 row statistics of gpu/softmax_math.h: m and S, every thread gets both.
-template <class T>
-__device__ void row_max_sum_f32(const T* zr, int64_t n, float* buf, float& m, float& s) {
-  const auto z = [zr](int64_t j) { return widen_f32(zr[j]); };
-  m = block_reduce(softmax_math::strided_max(z, n, threadIdx.x, kThreads), buf, MaxOp{});
-  s = block_reduce(softmax_math::strided_exp_sum(z, n, threadIdx.x, kThreads, m), buf, SumOp{});
-}
-
-template <class T>
-__global__ void __launch_bounds__(kThreads)
-    softmax_kernel(const T* __restrict__ z, T* __restrict__ p, int64_t rows, int64_t n) {
-  __shared__ float buf[kThreads];
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* zr = z + r * n;
-    T* pr = p + r * n;
-    float m, s;
-    row_max_sum_f32(zr, n, buf, m, s);
-    for (int64_t j = threadIdx.x; j < n; j += kThreads) {
-      pr[j] = store_f32<T>(softmax_math::probability(widen_f32(zr[j]), m, s));
-    }
-  }
-}
-
-template <class T>
-__global__ void __launch_bounds__(kThreads)
-    logsumexp_kernel(const T* __restrict__ z, float* __restrict__ logz, int64_t rows, int64_t n) {
-  __shared__ float buf[kThreads];
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    float m, s;
-    row_max_sum_f32(z + r * n, n, buf, m, s);
-    if (threadIdx.x == 0) logz[r] = softmax_math::log_sum_exp(m, s);
-  }
-}
-
-// The fused cross-entropy, gpu/softmax_math.h's per-row math, each row split into parts of
-// softmax_math::kRowChunk logits, one block per (row, part) in three launches (softmax_math.h,
-// "rows split over several blocks"). Rows whose logits are all finite compute in f32 (z', the
-// terms and their sum, the non-target gradient); a row with a NaN or infinite logit takes the
-// double path whole, in its first part's block, as fast/ does. Every pass forms z' again with the
-// same operations, so the same bits (softmax_math's capped and capped_d; nvcc once fused cap·tanh
-// into the subtraction of e^{z'_j − m} as fma(cap, tanh, −m), and where z' is large, cap 5e25,
-// the row's maximum term became e^{−2^33} = 0 and log Z = −∞: KernelCrossEntropy.ExtremeCaps on
-// an H200, 2026-12-04; the products are __fmul_rn and __dmul_rn now).
-// The parts' statistics live in `scratch` [3][rows · parts] floats: maxima, bad flags, sums.
-struct CrossEntropyParts {
+// Softmax, log-sum-exp and the fused cross-entropy, gpu/softmax_math.h's per-row math, each row
+// split into parts of softmax_math::kRowChunk logits, one block per (row, part) in three
+// launches (softmax_math.h, "rows split over several blocks"): the parts' maxima, the parts'
+// sums at the row's maximum, then the outputs. The cross-entropy's rows whose logits are all finite
+// compute in f32 (z', the terms and their sum, the non-target gradient); a row with a NaN or
+// infinite logit takes the double path whole, in its first part's block, as fast/ does. Every pass
+// forms z' again with the same operations, so the same bits (softmax_math's capped and capped_d;
+// nvcc once fused cap·tanh into the subtraction of e^{z'_j − m} as fma(cap, tanh, −m), and where z'
+// is large, cap 5e25, the row's maximum term became e^{−2^33} = 0 and log Z = −∞:
+// KernelCrossEntropy.ExtremeCaps on an H200, 2026-12-04; the products are __fmul_rn and __dmul_rn
+// now). The parts' statistics live in `scratch` [3][rows · parts] floats: maxima, bad flags, sums.
+struct RowParts {
   int64_t parts;
   float* max;  // [rows · parts]
   float* bad;  // 1 where the part holds a NaN or infinite logit
   float* sum;  // S_b at the row's maximum
 };
 
-// Launch 1: each part's maximum of z' and its bad flag.
-template <class T>
+// Launch 1: each part's maximum of z' (z without a cap) and, for the cross-entropy
+// (kBadToDouble), its bad flag. Softmax and log-sum-exp take every row through f32 (IEEE gives
+// their special rows the reference's results), so their flags stay unread.
+template <class T, bool kBadToDouble>
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_part_max_kernel(const T* __restrict__ z, int64_t rows, int64_t n, float cap,
-                                  CrossEntropyParts parts) {
+    row_part_max_kernel(const T* __restrict__ z, int64_t rows, int64_t n, float cap,
+                        RowParts parts) {
   __shared__ float buf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
     const int64_t r = i / parts.parts, b = i % parts.parts;
     const int64_t begin = softmax_math::part_begin(b), len = softmax_math::part_end(b, n) - begin;
     const T* zp = z + r * n + begin;
     float bad = 0.0f;
-    for (int64_t j = threadIdx.x; j < len; j += kThreads) {
-      if (!softmax_math::finite(widen_f32(zp[j]))) bad = 1.0f;
+    if (kBadToDouble) {
+      for (int64_t j = threadIdx.x; j < len; j += kThreads) {
+        if (!softmax_math::finite(widen_f32(zp[j]))) bad = 1.0f;
+      }
+      bad = block_reduce(bad, buf, MaxOp{});
     }
-    bad = block_reduce(bad, buf, MaxOp{});
     const auto zc = [zp, cap](int64_t j) { return softmax_math::capped(widen_f32(zp[j]), cap); };
     const float m =
         block_reduce(softmax_math::strided_max(zc, len, threadIdx.x, kThreads), buf, MaxOp{});
@@ -94,16 +65,19 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Launch 2: each part's S_b = Σ e^{z'_j − m} at the row's maximum m (finite rows).
-template <class T>
+// Launch 2: each part's S_b = Σ e^{z'_j − m} at the row's maximum m (for the cross-entropy,
+// rows without a bad flag).
+template <class T, bool kBadToDouble>
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_part_sum_kernel(const T* __restrict__ z, int64_t rows, int64_t n, float cap,
-                                  CrossEntropyParts parts) {
+    row_part_sum_kernel(const T* __restrict__ z, int64_t rows, int64_t n, float cap,
+                        RowParts parts) {
   __shared__ float buf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
     const int64_t r = i / parts.parts, b = i % parts.parts;
     const int64_t row0 = r * parts.parts;
-    if (softmax_math::parts_max(parts.bad + row0, parts.parts) != 0.0f) continue;  // double path
+    if (kBadToDouble && softmax_math::parts_max(parts.bad + row0, parts.parts) != 0.0f) {
+      continue;  // the double path
+    }
     const float m = softmax_math::parts_max(parts.max + row0, parts.parts);
     const int64_t begin = softmax_math::part_begin(b), len = softmax_math::part_end(b, n) - begin;
     const T* zp = z + r * n + begin;
@@ -111,6 +85,33 @@ __global__ void __launch_bounds__(kThreads)
     const float s = block_reduce(softmax_math::strided_exp_sum(zc, len, threadIdx.x, kThreads, m),
                                  buf, SumOp{});
     if (threadIdx.x == 0) parts.sum[i] = s;
+  }
+}
+
+// Launch 3 of softmax: p_j = e^{z_j − m}/S over the part, S from the parts' sums.
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    softmax_finish_kernel(const T* __restrict__ z, T* __restrict__ p, int64_t rows, int64_t n,
+                          RowParts parts) {
+  for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
+    const int64_t r = i / parts.parts, b = i % parts.parts;
+    const float m = softmax_math::parts_max(parts.max + r * parts.parts, parts.parts);
+    const float s = softmax_math::parts_sum(parts.sum + r * parts.parts, parts.parts);
+    const int64_t end = softmax_math::part_end(b, n);
+    for (int64_t j = softmax_math::part_begin(b) + threadIdx.x; j < end; j += kThreads) {
+      p[r * n + j] = store_f32<T>(softmax_math::probability(widen_f32(z[r * n + j]), m, s));
+    }
+  }
+}
+
+// Launch 3 of log-sum-exp: one thread per row.
+__global__ void __launch_bounds__(kThreads)
+    logsumexp_finish_kernel(float* __restrict__ logz, int64_t rows, RowParts parts) {
+  for (int64_t r = blockIdx.x * int64_t{kThreads} + threadIdx.x; r < rows;
+       r += int64_t{gridDim.x} * kThreads) {
+    logz[r] = softmax_math::log_sum_exp(
+        softmax_math::parts_max(parts.max + r * parts.parts, parts.parts),
+        softmax_math::parts_sum(parts.sum + r * parts.parts, parts.parts));
   }
 }
 
@@ -145,9 +146,9 @@ __device__ void cross_entropy_row_double(const T* __restrict__ zr, int64_t t, in
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     cross_entropy_finish_kernel(const T* __restrict__ z, const int64_t* __restrict__ target,
-                                int64_t rows, int64_t n, double lambda, float cap,
-                                CrossEntropyParts parts, float* __restrict__ loss,
-                                float* __restrict__ logz, T* __restrict__ grad) {
+                                int64_t rows, int64_t n, double lambda, float cap, RowParts parts,
+                                float* __restrict__ loss, float* __restrict__ logz,
+                                T* __restrict__ grad) {
   __shared__ double dbuf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
     const int64_t r = i / parts.parts, b = i % parts.parts;

@@ -66,6 +66,43 @@ TEST(GpuSoftmaxMath, TheBackendDeclaresStrict) {
   EXPECT_EQ(declared()->text(), "strict");
 }
 
+// The row is split into parts of softmax_math::kRowChunk logits, one block each: the parts'
+// maxima and sums over each block's lanes and tree, combined by parts_max and parts_sum.
+// kDropLastPart: the combine forgets the last part's sum; kPartsAtOwnMax: each part sums its
+// terms at its own maximum and the combine never rescales them to the row's (a split that forgets
+// the other blocks' maxima).
+enum class Split { kRight, kDropLastPart, kPartsAtOwnMax };
+
+// m and S of a row of n values zc(j) as the kernels' launches 1 and 2 form them: each part's
+// maximum and sum over one block's lanes and tree, combined by parts_max and parts_sum.
+// drop_last_lane: the last part's sum without its last lane's share.
+template <class L, Split X = Split::kRight, class Z>
+void split_max_sum(const Z& zc, int64_t n, float& m, float& s, bool drop_last_lane = false) {
+  const int64_t parts = softmax_math::row_parts(n);
+  std::vector<float> part_max, part_sum;
+  for (int64_t b = 0; b < parts; ++b) {
+    const int64_t begin = softmax_math::part_begin(b);
+    const int64_t len = softmax_math::part_end(b, n) - begin;
+    const auto zp = [&](int64_t j) { return zc(begin + j); };
+    part_max.push_back(block::tree_max(block::per_lane(
+        [&](int64_t lane) { return softmax_math::strided_max(zp, len, lane, block::kLanes); })));
+  }
+  m = softmax_math::parts_max(part_max.data(), parts);
+  for (int64_t b = 0; b < parts; ++b) {
+    const int64_t begin = softmax_math::part_begin(b);
+    const int64_t len = softmax_math::part_end(b, n) - begin;
+    const auto zp = [&](int64_t j) { return zc(begin + j); };
+    const float at = X == Split::kPartsAtOwnMax ? part_max[size_t(b)] : m;
+    std::vector<float> lanes = block::per_lane([&](int64_t lane) {
+      return softmax_math::strided_exp_sum<L>(zp, len, lane, block::kLanes, at);
+    });
+    if (drop_last_lane && b == parts - 1) lanes.back() = 0.0f;
+    part_sum.push_back(block::tree_sum(std::move(lanes)));
+  }
+  if (X == Split::kDropLastPart) part_sum.back() = 0.0f;
+  s = softmax_math::parts_sum(part_sum.data(), parts);
+}
+
 // What a mutant changes in the row statistics.
 enum class Mutation { kNone, kDropLastLane };
 
@@ -78,13 +115,8 @@ oracle::Outputs<double> as_the_kernel(const oracle::RunContext& ctx) {
   oracle::Outputs<double> out(1);
   for (int64_t r = 0; r < p.rows; ++r) {
     const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * p.n + j)]; };
-    const float m = block::tree_max(block::per_lane(
-        [&](int64_t lane) { return softmax_math::strided_max(zr, p.n, lane, block::kLanes); }));
-    std::vector<float> sums = block::per_lane([&](int64_t lane) {
-      return softmax_math::strided_exp_sum<L>(zr, p.n, lane, block::kLanes, m);
-    });
-    if (M == Mutation::kDropLastLane) sums.back() = 0.0f;
-    const float s = block::tree_sum(std::move(sums));
+    float m = 0.0f, s = 0.0f;
+    split_max_sum<L>(zr, p.n, m, s, M == Mutation::kDropLastLane);
     if (p.kind == oracle::SoftmaxKind::kLogsumexp) {
       out[0].values.push_back(softmax_math::log_sum_exp<L>(m, s));
     } else {
@@ -111,20 +143,12 @@ void expect_passes(Harness& h, const std::string& what) {
 // gpu/softmax.cuh's cross_entropy_kernel over library L on logits z [rows, n] (stored values,
 // widened): loss, logz and the gradient as the kernel forms them in f32 (the kernel then rounds
 // the gradient once to the storage).
-// The row is split into parts of softmax_math::kRowChunk logits, one block each: the parts'
-// maxima and sums over each block's lanes and tree, combined by parts_max and parts_sum.
-// kDropLastPart: the combine forgets the last part's sum; kPartsAtOwnMax: each part sums its
-// terms at its own maximum and the combine never rescales them to the row's (a split that forgets
-// the other blocks' maxima).
-enum class Split { kRight, kDropLastPart, kPartsAtOwnMax };
-
 template <class L, Split X = Split::kRight>
 void cross_entropy_rows(const std::vector<float>& z, const std::vector<int64_t>& target,
                         int64_t rows, int64_t n, float lambda_f, float cap,
                         std::vector<float>& loss, std::vector<float>& logz,
                         std::vector<float>& grad) {
   const auto lambda = static_cast<double>(lambda_f);
-  const int64_t parts = softmax_math::row_parts(n);
   for (int64_t r = 0; r < rows; ++r) {
     const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * n + j)]; };
     const int64_t t = target[static_cast<size_t>(r)];
@@ -132,27 +156,8 @@ void cross_entropy_rows(const std::vector<float>& z, const std::vector<int64_t>&
     for (int64_t j = 0; j < n; ++j) bad = bad || !softmax_math::finite(zr(j));
     if (!bad) {
       const auto zc = [&](int64_t j) { return softmax_math::capped<L>(zr(j), cap); };
-      std::vector<float> part_max, part_sum;
-      for (int64_t b = 0; b < parts; ++b) {
-        const int64_t begin = softmax_math::part_begin(b);
-        const int64_t len = softmax_math::part_end(b, n) - begin;
-        const auto zp = [&](int64_t j) { return zc(begin + j); };
-        part_max.push_back(block::tree_max(block::per_lane([&](int64_t lane) {
-          return softmax_math::strided_max(zp, len, lane, block::kLanes);
-        })));
-      }
-      const float m = softmax_math::parts_max(part_max.data(), parts);
-      for (int64_t b = 0; b < parts; ++b) {
-        const int64_t begin = softmax_math::part_begin(b);
-        const int64_t len = softmax_math::part_end(b, n) - begin;
-        const auto zp = [&](int64_t j) { return zc(begin + j); };
-        const float at = X == Split::kPartsAtOwnMax ? part_max[size_t(b)] : m;
-        part_sum.push_back(block::tree_sum(block::per_lane([&](int64_t lane) {
-          return softmax_math::strided_exp_sum<L>(zp, len, lane, block::kLanes, at);
-        })));
-      }
-      if (X == Split::kDropLastPart) part_sum.back() = 0.0f;
-      const float s = softmax_math::parts_sum(part_sum.data(), parts);
+      float m = 0.0f, s = 0.0f;
+      split_max_sum<L, X>(zc, n, m, s);
       const softmax_math::CrossEntropyRow row = softmax_math::cross_entropy_row<L>(
           static_cast<double>(m), static_cast<double>(s), lambda);
       const double zt = zc(t);
@@ -463,9 +468,10 @@ TEST(GpuSoftmaxMath, MutationsAreCaught) {
                 "cross_entropy whose parts sum at their own maxima, never rescaled");
 }
 
-// Rows of one, two, three parts and one just over a part, in every storage, with a z-loss and a
-// soft-cap: the split's combine passes where the one-block row did.
-TEST(GpuSoftmaxMath, CrossEntropySplitRowsPassOnTheHost) {
+// Rows of one part, one just over a part, two and three parts, in every storage (the
+// cross-entropy with a z-loss and a soft-cap, softmax and log-sum-exp): the split's combine
+// passes where the one-block row did.
+TEST(GpuSoftmaxMath, SplitRowsPassOnTheHost) {
   EXPECT_EQ(softmax_math::row_parts(softmax_math::kRowChunk), 1);
   EXPECT_EQ(softmax_math::row_parts(softmax_math::kRowChunk + 1), 2);
   EXPECT_EQ(softmax_math::row_parts(128256), 16);
@@ -473,8 +479,35 @@ TEST(GpuSoftmaxMath, CrossEntropySplitRowsPassOnTheHost) {
     for (const char* f : {"f32", "bf16", "f16"}) {
       Harness h(cross_entropy_case(30, 1e-4, 10, {}, vocab), *ref::parse_format(f));
       expect_passes(h, "vocab " + std::to_string(vocab));
+      for (const char* op : {"softmax", "logsumexp"}) {
+        nlohmann::json c = softmax_case(op, 10);
+        c["params"]["n"] = vocab;
+        Harness sh(c, *ref::parse_format(f));
+        expect_passes(sh, std::string(op) + " n " + std::to_string(vocab));
+      }
     }
   }
+  // A split softmax whose combine drops its last part's sum.
+  nlohmann::json c = softmax_case("softmax", 2);
+  c["params"]["n"] = 20000;
+  Harness h(c, ref::Format::f32);
+  expect_caught(
+      h,
+      [](const oracle::RunContext& ctx) {
+        const oracle::SoftmaxParams& p = dynamic_cast<const oracle::SoftmaxOp&>(ctx.op).params();
+        const std::vector<float> z = lmo::testing::floats(ctx.in.at("z"));
+        oracle::Outputs<double> out(1);
+        for (int64_t r = 0; r < p.rows; ++r) {
+          const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * p.n + j)]; };
+          float m = 0.0f, s = 0.0f;
+          split_max_sum<f32::CudaF32, Split::kDropLastPart>(zr, p.n, m, s);
+          for (int64_t j = 0; j < p.n; ++j) {
+            out[0].values.push_back(softmax_math::probability(zr(j), m, s));
+          }
+        }
+        return out;
+      },
+      "softmax whose combine drops the last part's sum");
 }
 
 }  // namespace
