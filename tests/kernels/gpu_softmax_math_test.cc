@@ -309,11 +309,8 @@ struct HostKernels {
     std::vector<float> out;
     for (int64_t r = 0; r < rows; ++r) {
       const auto zr = [&](int64_t j) { return zv[static_cast<size_t>(r * n + j)]; };
-      const float m = block::tree_max(block::per_lane(
-          [&](int64_t lane) { return softmax_math::strided_max(zr, n, lane, block::kLanes); }));
-      const float sum = block::tree_sum(block::per_lane([&](int64_t lane) {
-        return softmax_math::strided_exp_sum<L>(zr, n, lane, block::kLanes, m);
-      }));
+      float m = 0.0f, sum = 0.0f;
+      split_max_sum<L>(zr, n, m, sum);
       for (int64_t j = 0; j < n; ++j) out.push_back(softmax_math::probability<L>(zr(j), m, sum));
     }
     store(testdata::dtype_of(s), out, p);
@@ -322,11 +319,8 @@ struct HostKernels {
     const std::vector<float> zv = widened(testdata::dtype_of(s), z, rows * n);
     for (int64_t r = 0; r < rows; ++r) {
       const auto zr = [&](int64_t j) { return zv[static_cast<size_t>(r * n + j)]; };
-      const float m = block::tree_max(block::per_lane(
-          [&](int64_t lane) { return softmax_math::strided_max(zr, n, lane, block::kLanes); }));
-      const float sum = block::tree_sum(block::per_lane([&](int64_t lane) {
-        return softmax_math::strided_exp_sum<L>(zr, n, lane, block::kLanes, m);
-      }));
+      float m = 0.0f, sum = 0.0f;
+      split_max_sum<L>(zr, n, m, sum);
       logz[r] = softmax_math::log_sum_exp<L>(m, sum);
     }
   }
