@@ -1,5 +1,5 @@
-// Launcher of gpu/attention.cuh (attention and its decode step) for the three storage formats.
-#include "gpu/attention.cuh"
+// Launcher of gpu/attention_f32.cuh (attention and its decode step) for the three storage formats.
+#include "gpu/attention_f32.cuh"
 #include "gpu/launch_attention.h"
 
 namespace lmo::gpu {
@@ -40,9 +40,9 @@ cudaError_t launch_attention(Storage s, const void* q, const void* k, const void
   sh.doc = a.doc_ids;
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
-    const T* kt = static_cast<const T*>(k);
-    return launch_attention_kernel<T, T>(sh, static_cast<const T*>(q), nullptr, kt, nullptr,
-                                         static_cast<const T*>(v), static_cast<T*>(o), stream);
+    return launch_attention_f32_kernel<T>(sh, scale, a.softcap, static_cast<const T*>(q),
+                                          static_cast<const T*>(k), static_cast<const T*>(v),
+                                          static_cast<T*>(o), stream);
   });
 }
 

@@ -66,18 +66,20 @@ LMO_HD inline double attention_logit(double dot, double scale, double cap) {
 // p = 0; when m is +∞ or NaN, or every visible logit is −∞ (m = −∞: e^{−∞ − (−∞)} = NaN), or no
 // key is visible (0/0), every output of the row is NaN. A chunk whose maximum is still −∞ holds
 // only −∞ logits (or none): it is skipped (alpha = 1, nothing added), which is exact when the
-// final m is finite and irrelevant otherwise (the row is NaN).
-struct OnlineMax {
-  double m = -INFINITY;
+// final m is finite and irrelevant otherwise (the row is NaN). V is the kernel's arithmetic
+// (double, or f32 for gpu/attention_f32.cuh) and L its exponential (L::exp(V)).
+template <class V, class L>
+struct OnlineMaxOf {
+  V m = -INFINITY;
   bool any = false;
 
   // Folds in a chunk's maximum (−∞ for a chunk without a finite or +∞ visible logit) and
   // whether the chunk had a visible key. Returns whether the chunk contributes; sets alpha, the
   // factor by which l and the accumulators are rescaled before the chunk's terms are added.
-  LMO_HD bool update(double chunk_max, bool chunk_any, double& alpha) {
+  LMO_HD bool update(V chunk_max, bool chunk_any, V& alpha) {
     any = any || chunk_any;
     alpha = 1.0;
-    const double prev = m;
+    const V prev = m;
     if (std::isnan(prev)) return false;  // the row is NaN already
     if (std::isnan(chunk_max)) {
       m = chunk_max;
@@ -89,12 +91,18 @@ struct OnlineMax {
     }
     m = chunk_max;
     if (std::isinf(m)) return false;  // m = +∞: the row is NaN
-    alpha = std::exp(prev - m);       // prev = −∞ gives 0: nothing was accumulated
+    alpha = L::exp(prev - m);         // prev = −∞ gives 0: nothing was accumulated
     return true;
   }
 
   // Whether the row's outputs are the quotients a_c / l (else every output is NaN).
   LMO_HD bool finite_row() const { return any && std::isfinite(m); }
 };
+
+// The double kernels' exponential (CUDA's exp: ≤ 1 ulp of double).
+struct DoubleExp {
+  LMO_HD static double exp(double x) { return std::exp(x); }
+};
+using OnlineMax = OnlineMaxOf<double, DoubleExp>;
 
 }  // namespace lmo::gpu::attn

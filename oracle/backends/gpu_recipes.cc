@@ -29,9 +29,12 @@ std::string_view gpu_recipe_text(KernelEntry e) {
     // f32 with one fma per output.
     case KernelEntry::kRope:
       return "strict";
-    // Evaluated in double and rounded once to f32, then to the storage: no f32 recipe.
+    // Attention, its decode step and the paged decode (gpu/attention_f32.cuh,
+    // gpu/attention_f32_math.h): f32 throughout, the dot products and the P·V sums fused.
     case KernelEntry::kAttention:
     case KernelEntry::kPagedAttentionDecode:
+      return "strict+fma";
+    // Evaluated in double and rounded once to f32, then to the storage: no f32 recipe.
     case KernelEntry::kMlaDecode:
     case KernelEntry::kPagedMlaDecode:
     case KernelEntry::kSinusoidalPe:

@@ -1,0 +1,299 @@
+// The f32 attention kernel's arithmetic (gpu/attention_f32_math.h, gpu/attention_math.h) on the
+// host, where no device is needed: gpu/attention_f32.cuh's algorithm written over the very
+// functions it runs, compiled by the host compiler with -ffp-contract=off (each f32 operation
+// rounded once as gpu/f32_ops.h's device intrinsics round; the explicit fmas fused as __fmaf_rn
+// does), in the kernel's orders: the 32 lanes of a key's warp and their butterfly, the block's
+// 256 lanes and common.cuh's tree for the chunk's maximum and sum, chunks of 256 keys, each value
+// component's keys ascending. It is run as a kernel library of the backends' adapters
+// (oracle/backends/attention_adapters.h: attention, attention_decode, and the paged decode's
+// gather), over CUDA's stand-in library and over one that errs by the whole documented bound on
+// every call (tests/support/bounded_libm.h). Against independent truth, the oracle's
+// run_and_judge (the exact reference and the policy table) under the recipe the gpu backend
+// declares (strict+fma):
+//   - every built-in attention, attention_decode and paged_attention_decode case, in every
+//     storage it lists; decode over 1000 cached keys (four chunks);
+//   - mutations that must be caught: P̃ rounded to e4m3 before P·V while the kernel declares
+//     flash-attention (P̃ in the storage format), a chunk's accumulators not rescaled by
+//     e^{m_old − m}, the soft-cap dropped.
+// The butterfly's sums are plain f32 additions here, as __fadd_rn would be; the device kernel's
+// f32::add is that.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/attention_f32_math.h"
+#include "gpu/attention_math.h"
+#include "kernels/api/validate_attention.h"
+#include "oracle/backends/attention_adapters.h"
+#include "oracle/backends/gpu_recipes.h"
+#include "oracle/cases/case.h"
+#include "oracle/ops/registry.h"
+#include "tests/support/bounded_libm.h"
+#include "tests/support/fast_cases.h"
+#include "tests/support/gpu_block.h"
+#include "tests/support/oracle_harness.h"
+
+namespace lmo::gpu {
+namespace {
+
+namespace block = lmo::testing::gpu_block;
+using lmo::testing::for_each_library;
+using lmo::testing::Harness;
+
+enum class Mutation { kNone, kE4m3Probs, kNoRescale, kNoSoftcap };
+
+constexpr int kChunk = 256;  // gpu/attention.cuh's kChunk: one key per thread
+
+int mask_code(kernels::AttentionMask m) {
+  switch (m) {
+    case kernels::AttentionMask::none:
+      return attn::kNone;
+    case kernels::AttentionMask::causal:
+      return attn::kCausal;
+    case kernels::AttentionMask::window:
+      return attn::kWindow;
+    case kernels::AttentionMask::document:
+      return attn::kDocument;
+  }
+  return -1;
+}
+
+std::vector<float> widened(kernels::Storage s, const void* p, int64_t n) {
+  ref::Tensor t(ref::format_dtype(s == kernels::Storage::f32    ? ref::Format::f32
+                                  : s == kernels::Storage::bf16 ? ref::Format::bf16
+                                                                : ref::Format::f16),
+                {n});
+  std::memcpy(t.bytes().data(), p, t.bytes().size());
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = static_cast<float>(t.get(i));
+  return v;
+}
+
+void stored(kernels::Storage s, const std::vector<float>& v, void* p) {
+  ref::Tensor t(ref::format_dtype(s == kernels::Storage::f32    ? ref::Format::f32
+                                  : s == kernels::Storage::bf16 ? ref::Format::bf16
+                                                                : ref::Format::f16),
+                {static_cast<int64_t>(v.size())});
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[size_t(i)]);
+  std::memcpy(p, t.bytes().data(), t.bytes().size());
+}
+
+float to_e4m3(float x) {
+  ref::Tensor t(ref::DType::e4m3, {1});
+  t.set(0, x);
+  return static_cast<float>(t.get(0));
+}
+
+// gpu/attention_f32.cuh's attention_f32_kernel on the host, over library L.
+template <class L, Mutation M>
+void attention_rows(kernels::Storage s, const void* qp, const void* kp, const void* vp, void* op,
+                    const kernels::AttentionArgs& a, float scale) {
+  const int64_t d = a.head_dim, hd = a.heads * d, gd = a.kv_heads * d;
+  const std::vector<float> q = widened(s, qp, a.q_len * hd), k = widened(s, kp, a.kv_len * gd),
+                           v = widened(s, vp, a.kv_len * gd);
+  const float cap = M == Mutation::kNoSoftcap ? 0.0f : a.softcap;
+  const int mask = mask_code(a.mask);
+  std::vector<float> o(static_cast<size_t>(a.q_len * hd));
+  for (int64_t i = 0; i < a.q_len; ++i) {
+    for (int64_t h = 0; h < a.heads; ++h) {
+      const int64_t g = h * a.kv_heads / a.heads, p = a.kv_len - a.q_len + i;
+      const attn::KeyRange range = attn::key_range(mask, a.window, a.kv_len, p);
+      std::vector<float> acc(size_t(d), 0.0f);
+      std::vector<bool> poison(size_t(d), false);
+      float l = 0.0f;
+      attn::OnlineMaxOf<float, L> om;
+      for (int64_t t0 = range.lo; t0 < range.hi; t0 += kChunk) {
+        const int n = static_cast<int>(std::min<int64_t>(range.hi - t0, kChunk));
+        std::vector<float> ps(kChunk, 0.0f);
+        std::vector<bool> vis(kChunk, false);
+        for (int j = 0; j < n; ++j) {
+          const int64_t t = t0 + j;
+          vis[size_t(j)] = attn::doc_visible(mask, a.doc_ids, t, p);
+          std::vector<float> lanes(attn_f32::kWarpLanes, 0.0f);
+          if (vis[size_t(j)]) {
+            for (int lane = 0; lane < attn_f32::kWarpLanes; ++lane) {
+              lanes[size_t(lane)] = attn_f32::lane_dot(
+                  [&](int64_t c) { return q[size_t(i * hd + h * d + c)]; },
+                  [&](int64_t c) { return k[size_t(t * gd + g * d + c)]; }, d, lane);
+            }
+          }
+          for (int m = attn_f32::kWarpLanes / 2; m > 0; m /= 2) {  // the butterfly, every lane
+            std::vector<float> next(lanes.size());
+            for (size_t lane = 0; lane < lanes.size(); ++lane) {
+              next[lane] = lanes[lane] + lanes[lane ^ size_t(m)];
+            }
+            lanes = next;
+          }
+          ps[size_t(j)] = attn_f32::logit<L>(lanes[0], scale, cap);
+        }
+        const auto mine = [&](int64_t j) { return j < n && vis[size_t(j)]; };
+        const float cmax = block::tree_max(
+            block::per_lane([&](int64_t j) { return mine(j) ? ps[size_t(j)] : -INFINITY; }));
+        const bool cany =
+            block::tree_max(block::per_lane([&](int64_t j) { return mine(j) ? 1.0f : 0.0f; })) > 0;
+        float alpha = 1.0f;
+        if (om.update(cmax, cany, alpha)) {
+          std::vector<float> e = block::per_lane(
+              [&](int64_t j) { return mine(j) ? attn_f32::weight<L>(ps[size_t(j)], om.m) : 0.0f; });
+          l = attn_f32::rescaled(l, alpha, block::tree_sum(e));
+          if (M == Mutation::kE4m3Probs) {
+            for (float& x : e) x = to_e4m3(x);
+          }
+          for (int64_t c = 0; c < d; ++c) {
+            const float sum = attn_f32::chunk_value_sum(
+                [&](int j) { return e[size_t(j)]; },
+                [&](int j) { return v[size_t((t0 + j) * gd + g * d + c)]; },
+                [&](int j) { return bool(vis[size_t(j)]); }, n);
+            acc[size_t(c)] =
+                attn_f32::rescaled(acc[size_t(c)], M == Mutation::kNoRescale ? 1.0f : alpha, sum);
+          }
+        } else if (cany && om.m == -INFINITY) {
+          for (int64_t c = 0; c < d; ++c) {
+            for (int j = 0; j < n; ++j) {
+              if (vis[size_t(j)] && !std::isfinite(v[size_t((t0 + j) * gd + g * d + c)])) {
+                poison[size_t(c)] = true;
+              }
+            }
+          }
+        }
+      }
+      for (int64_t c = 0; c < d; ++c) {
+        o[size_t(i * hd + h * d + c)] =
+            om.finite_row() && !poison[size_t(c)] ? f32::div(acc[size_t(c)], l) : NAN;
+      }
+    }
+  }
+  stored(s, o, op);
+}
+
+// gpu/api_attention.h's attention and attention_decode over the host model: the same argument
+// checks and default scale.
+template <class L, Mutation M>
+struct HostF32Attention {
+  using Storage = kernels::Storage;
+  static void attention(Storage s, const void* q, const void* k, const void* v, void* o,
+                        const kernels::AttentionArgs& a) {
+    attention_rows<L, M>(s, q, k, v, o, a,
+                         kernels::detail::checked_scale("host", a.scale, a.head_dim, "1/√d"));
+  }
+  static void attention_decode(Storage s, const void* q, const void* k, const void* v, void* o,
+                               int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t cache_len,
+                               int64_t window, float softcap, float scale) {
+    const kernels::AttentionArgs a = kernels::detail::decode_attention_args(
+        "host", heads, kv_heads, head_dim, cache_len, window, softcap, scale);
+    attention_rows<L, M>(s, q, k, v, o, a,
+                         kernels::detail::checked_scale("host", scale, head_dim, "1/√d"));
+  }
+};
+
+// A case of the attention entries run as the gpu backend runs it, through the adapters.
+template <class L, Mutation M = Mutation::kNone>
+oracle::Outputs<double> as_the_kernel(const oracle::RunContext& ctx) {
+  using K = HostF32Attention<L, M>;
+  std::vector<oracle::GuardedBuffer> out;
+  for (const oracle::OutputDecl& decl : ctx.op.outputs()) {
+    out.emplace_back(ref::format_dtype(ctx.storage), decl.shape);
+  }
+  const kernels::Storage s = *oracle::op_adapters::storage_of<kernels::Storage>(ctx.storage);
+  if (ctx.c.op == "paged_attention_decode") {
+    oracle::op_adapters::run_paged_decode<K>(ctx.op, s, ctx.in, out);
+  } else {
+    oracle::op_adapters::run_attention<K>(ctx.op, s, ctx.in, out);
+  }
+  oracle::Outputs<double> o(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    o[i].values =
+        lmo::testdata::values_of(out[i], static_cast<int64_t>(out[i].nbytes()) /
+                                             static_cast<int64_t>(ref::dtype_size(out[i].dtype())));
+  }
+  return o;
+}
+
+std::optional<oracle::Recipe> declared(const std::string& op) {
+  return oracle::gpu_declared_recipe(oracle::kernel_entry(op));
+}
+
+TEST(GpuAttentionF32Math, TheBackendDeclaresStrictFma) {
+  for (const char* op : {"attention", "attention_decode", "paged_attention_decode"}) {
+    ASSERT_TRUE(declared(op).has_value()) << op;
+    EXPECT_EQ(declared(op)->text(), "strict+fma") << op;
+  }
+  EXPECT_FALSE(declared("mla_decode").has_value());  // MLA's absorbed decode stays in double
+}
+
+TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
+  int judged = 0;
+  for (const oracle::Case& c :
+       oracle::load_case_file(oracle::builtin_cases_dir() + "/attention.json")) {
+    for (ref::Format f : c.formats) {
+      Harness h(c.source, f);
+      for_each_library([&](auto lib, const char* name) {
+        const oracle::VerifyRow row = h.judge(name, as_the_kernel<decltype(lib)>, declared(c.op));
+        EXPECT_TRUE(row.pass) << c.id << " " << ref::format_name(f) << " over " << name << ": "
+                              << row.detail;
+        EXPECT_EQ(row.recipe, "strict+fma") << c.id;
+      });
+      ++judged;
+    }
+  }
+  EXPECT_EQ(judged, 30);  // attention.json: 13 cases, 30 (case, storage) pairs
+}
+
+nlohmann::json long_decode(int64_t cache_len, double cap = 0) {
+  nlohmann::json c = {{"id", "gpu-math/decode"},
+                      {"op", "attention_decode"},
+                      {"seed", 4411},
+                      {"formats", {"f32", "bf16", "f16"}},
+                      {"params", {{"h", 4}, {"g", 2}, {"d", 128}, {"cache_len", cache_len}}}};
+  if (cap > 0) {
+    c["params"]["softcap"] = cap;
+    c["params"]["qk_std"] = 2.5;
+  }
+  return c;
+}
+
+// 1000 cached keys: four chunks, the running maximum and sums rescaled between them.
+TEST(GpuAttentionF32Math, LongDecodePassesOnTheHost) {
+  for (const char* f : {"f32", "bf16", "f16"}) {
+    for (const double cap : {0.0, 50.0}) {
+      Harness h(long_decode(1000, cap), *ref::parse_format(f));
+      for_each_library([&](auto lib, const char* name) {
+        const oracle::VerifyRow row =
+            h.judge(name, as_the_kernel<decltype(lib)>, declared("attention_decode"));
+        EXPECT_TRUE(row.pass) << f << " cap " << cap << " over " << name << ": " << row.detail;
+      });
+    }
+  }
+}
+
+void expect_caught(Harness& h, const lmo::testing::Kernel& mutant,
+                   const std::optional<oracle::Recipe>& recipe, const std::string& what) {
+  EXPECT_TRUE(h.judge("gpu-math", as_the_kernel<f32::CudaF32>, recipe).pass) << what;
+  const oracle::VerifyRow bad = h.judge("mutant", mutant, recipe);
+  EXPECT_FALSE(bad.pass) << what << ": the mutant passed, max ulp " << bad.max_ulps;
+}
+
+TEST(GpuAttentionF32Math, MutantsAreCaught) {
+  // P̃ in e4m3 while the kernel declares flash-attention (P̃ in the storage format, bf16 here).
+  Harness bf16(long_decode(1000), ref::Format::bf16);
+  expect_caught(bf16, as_the_kernel<f32::CudaF32, Mutation::kE4m3Probs>,
+                oracle::parse_recipe("flash-attention"),
+                "P rounded to e4m3 under a flash-attention declaration");
+  Harness f32(long_decode(1000), ref::Format::f32);
+  expect_caught(f32, as_the_kernel<f32::CudaF32, Mutation::kNoRescale>, declared("attention"),
+                "accumulators not rescaled between chunks");
+  for (const oracle::Case& c :
+       oracle::load_case_file(oracle::builtin_cases_dir() + "/attention.json")) {
+    if (c.id != "attention/gemma2-9b-softcap50") continue;
+    Harness capped(c.source, ref::Format::f32);
+    expect_caught(capped, as_the_kernel<f32::CudaF32, Mutation::kNoSoftcap>, declared("attention"),
+                  "the soft-cap dropped");
+  }
+}
+
+}  // namespace
+}  // namespace lmo::gpu
