@@ -4,9 +4,9 @@
 // parameter and the expectation, before any CUDA call).
 //
 // Numerics, at fast/'s rounding points (the oracle's ffn, glu_ffn and decoder_block policies
-// assume them): every dot product, activation and gate in double (gpu/ffn_math.h,
-// gpu/activation_math.h), the FFN's hidden layer rounded to f32 whatever the storage, its output
-// rounded once to f32 and then to the storage. The decoder block runs on f32 intermediates as
+// assume them): every dot product in f32 with each product fused in k order, activations and gates
+// in f32 (gpu/ffn_math.h, gpu/activation_f32.h), the FFN's hidden layer f32 whatever the storage,
+// its output rounded once to the storage. The decoder block runs on f32 intermediates as
 // fast::decoder_block does: the weights widened exactly to f32, every projection, attention
 // output, norm, FFN output and residual sum rounded to f32 (the sublayers are the GPU's own
 // rmsnorm, attention and FFN kernels with f32 storage), and y rounded once to the storage at the

@@ -24,7 +24,7 @@ __device__ __forceinline__ double widen(__nv_bfloat16 v) { return __bfloat162flo
 __device__ __forceinline__ double widen(__half v) { return __half2float(v); }
 
 // widen() as a functor, for the templates of the __host__ __device__ math headers
-// (gpu/ffn_math.h, gpu/relative_position.h), which take the widening as an argument.
+// (gpu/relative_position.h), which take the widening as an argument.
 struct WidenFn {
   template <class T>
   __device__ double operator()(T v) const {
@@ -54,6 +54,14 @@ __device__ __forceinline__ __half narrow<__half>(double v) {
 __device__ __forceinline__ float widen_f32(float v) { return v; }
 __device__ __forceinline__ float widen_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float widen_f32(__half v) { return __half2float(v); }
+// widen_f32() as a functor, for the dot products of gpu/ffn_math.h and gpu/moe_layer_math.h,
+// which take the widening as an argument.
+struct WidenF32Fn {
+  template <class T>
+  __device__ float operator()(T v) const {
+    return widen_f32(v);
+  }
+};
 template <class T>
 __device__ __forceinline__ T store_f32(float v);
 template <>

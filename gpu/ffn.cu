@@ -1,28 +1,9 @@
 // Launchers of gpu/ffn.cuh for the three storage formats and four activations.
+#include "gpu/elementwise.cuh"  // with_activation: the f32 activations
 #include "gpu/ffn.cuh"
 #include "gpu/launch_ffn.h"
 
 namespace lmo::gpu {
-namespace {
-
-// Calls fn(F{}) with F the double functor of activation act (gpu/activation_math.h: the FFN's
-// hidden layer is still evaluated in double).
-template <class Fn>
-cudaError_t with_activation_f64(Activation act, Fn fn) {
-  switch (act) {
-    case Activation::relu:
-      return fn(ReluFn{});
-    case Activation::gelu:
-      return fn(GeluFn{});
-    case Activation::gelu_tanh:
-      return fn(GeluTanhFn{});
-    case Activation::silu:
-      return fn(SiluFn{});
-  }
-  return cudaErrorInvalidValue;
-}
-
-}  // namespace
 
 cudaError_t launch_ffn(Activation act, Storage s, const void* x, const void* up, const void* v,
                        const void* b1, const void* w2, const void* b2, float* h, void* y,
@@ -32,7 +13,7 @@ cudaError_t launch_ffn(Activation act, Storage s, const void* x, const void* up,
     using T = decltype(tag);
     const auto* xs = static_cast<const T*>(x);
     const auto* ups = static_cast<const T*>(up);
-    const cudaError_t hidden = with_activation_f64(act, [&](auto f) {
+    const cudaError_t hidden = with_activation(act, [&](auto f) {
       using F = decltype(f);
       if (v) {
         ffn_hidden_kernel<T, F, true><<<element_grid(tokens * d_ff), kThreads, 0, stream>>>(

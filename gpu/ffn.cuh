@@ -3,15 +3,15 @@
 // the f32 residual addition and the storage conversion.
 //
 // Rounding points as fast/ffn.h's: the hidden layer h [tokens, d_ff] is f32 whatever the storage
-// (each value act(x·w1 + b1), or act(x·w)·(x·v), evaluated in double by gpu/ffn_math.h and
-// gpu/activation_math.h and rounded once to f32), and y = h·w2 + b2 is rounded once to f32 and
-// then to the storage. One thread per output element runs its whole dot product in k order
-// (gpu/ffn_math.h): no reduction is shared between threads, so the results cannot depend on the
-// launch. Consecutive threads take consecutive columns, so a warp reads a weight row's
-// consecutive elements and broadcasts the shared row of x or h.
+// (each value act(x·w1 + b1), or act(x·w)·(x·v), in f32 by gpu/ffn_math.h and
+// gpu/activation_f32.h), and y = h·w2 + b2 is f32, rounded once to the storage. One thread per
+// output element runs its whole dot product in k order (gpu/ffn_math.h): no reduction is shared
+// between threads, so the results cannot depend on the launch. Consecutive threads take consecutive
+// columns, so a warp reads a weight row's consecutive elements and broadcasts the shared row of x
+// or h.
 #pragma once
 
-#include "gpu/activation_math.h"
+#include "gpu/activation_f32.h"
 #include "gpu/common.cuh"
 #include "gpu/ffn_math.h"
 
@@ -29,19 +29,17 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; e < n; e += step) {
     const int64_t t = e / d_ff, c = e % d_ff;
     const T* xr = x + t * d;
-    const double xw = ffn_math::column_dot(xr, up + c, d, d_ff, WidenFn{});
-    double hv;
+    const float xw = ffn_math::column_dot(xr, up + c, d, d_ff, WidenF32Fn{});
     if constexpr (kGated) {
-      hv = ffn_math::glu_hidden(act, xw, ffn_math::column_dot(xr, v + c, d, d_ff, WidenFn{}));
+      h[e] = ffn_math::glu_hidden(act, xw, ffn_math::column_dot(xr, v + c, d, d_ff, WidenF32Fn{}));
     } else {
-      hv = b1 ? ffn_math::ffn_hidden(act, xw, widen(b1[c])) : act(xw);
+      h[e] = b1 ? ffn_math::ffn_hidden(act, xw, widen_f32(b1[c])) : act(xw);
     }
-    h[e] = narrow<float>(hv);
   }
 }
 
 // out[t, j] = a[t]·w[:, j] (+ bias[j]), a [rows, n] in A, w [n, cols] and bias [cols] in W, out
-// in O: the double sum rounded once to f32, then to O.
+// in O: the f32 sum rounded once to O.
 template <class A, class W, class O>
 __global__ void __launch_bounds__(kThreads)
     project_kernel(const A* __restrict__ a, const W* __restrict__ w, const W* __restrict__ bias,
@@ -51,20 +49,19 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; e < total;
        e += step) {
     const int64_t t = e / cols, j = e % cols;
-    double s = ffn_math::column_dot(a + t * n, w + j, n, cols, WidenFn{});
-    if (bias) s += widen(bias[j]);
-    out[e] = narrow<O>(s);
+    float s = ffn_math::column_dot(a + t * n, w + j, n, cols, WidenF32Fn{});
+    if (bias) s = f32::add(s, widen_f32(bias[j]));
+    out[e] = store_f32<O>(s);
   }
 }
 
-// out[i] = a[i] + b[i] in f32 (the double sum of two floats rounded once to f32 is the IEEE f32
-// sum: double rounding through a format of ≥ 2·24 + 2 bits is innocuous for addition).
+// out[i] = a[i] + b[i] in f32.
 __global__ void __launch_bounds__(kThreads)
     add_f32_kernel(const float* __restrict__ a, const float* __restrict__ b,
                    float* __restrict__ out, int64_t n) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += step) {
-    out[i] = narrow<float>(widen(a[i]) + widen(b[i]));
+    out[i] = f32::add(a[i], b[i]);
   }
 }
 

@@ -13,14 +13,6 @@
 
 namespace lmo::gpu {
 
-// widen_f32 as a functor (moe_layer_math's dot products take the widening as an argument).
-struct WidenF32Fn {
-  template <class T>
-  __device__ float operator()(T v) const {
-    return widen_f32(v);
-  }
-};
-
 // logits [tokens, n] = x [tokens, d] · router [d, n], in f32.
 template <class T>
 __global__ void __launch_bounds__(kThreads)

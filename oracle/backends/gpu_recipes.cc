@@ -33,6 +33,9 @@ std::string_view gpu_recipe_text(KernelEntry e) {
     // gpu/attention_f32_math.h): f32 throughout, the dot products and the P·V sums fused.
     case KernelEntry::kAttention:
     case KernelEntry::kPagedAttentionDecode:
+    // The FFN (gpu/ffn.cuh, gpu/ffn_math.h): f32 dot products, each product fused, in k order;
+    // the hidden layer with the f32 activations.
+    case KernelEntry::kFfn:
       return "strict+fma";
     // Evaluated in double and rounded once to f32, then to the storage: no f32 recipe.
     case KernelEntry::kMlaDecode:
@@ -44,7 +47,6 @@ std::string_view gpu_recipe_text(KernelEntry e) {
     case KernelEntry::kMoeRouter:
     case KernelEntry::kLoadBalanceLoss:
     case KernelEntry::kAuxFreeUpdate:
-    case KernelEntry::kFfn:
     case KernelEntry::kDecoderBlock:
     case KernelEntry::kNone:
       return "";

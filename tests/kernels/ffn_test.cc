@@ -24,7 +24,7 @@
 #include "tests/support/fast_cases.h"
 #include "tests/support/kernel_libraries.h"
 #ifdef LMO_TESTED_KERNELS_GPU
-#include "gpu/activation_math.h"
+#include "gpu/activation_f32.h"
 #include "gpu/ffn_math.h"
 #endif
 
@@ -305,26 +305,25 @@ std::vector<uint8_t> relu_ffn_on_host(fast::Storage s, bool gated, const Stored&
                                       const Stored& up, const Stored& v, const Stored& b1,
                                       const Stored& w2, const Stored& b2, int64_t tokens, int64_t d,
                                       int64_t d_ff) {
-  const auto widen = [](float f) { return static_cast<double>(f); };
-  const ReluFn relu;
+  const auto widen = [](float f) { return f; };
+  const f32::ReluFn<> relu;
   std::vector<float> h(static_cast<size_t>(tokens * d_ff));
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t c = 0; c < d_ff; ++c) {
       const float* xr = x.f.data() + t * d;
-      const double xw = ffn_math::column_dot(xr, up.f.data() + c, d, d_ff, widen);
-      const double hv =
+      const float xw = ffn_math::column_dot(xr, up.f.data() + c, d, d_ff, widen);
+      h[static_cast<size_t>(t * d_ff + c)] =
           gated ? ffn_math::glu_hidden(relu, xw,
                                        ffn_math::column_dot(xr, v.f.data() + c, d, d_ff, widen))
                 : ffn_math::ffn_hidden(relu, xw, b1.f[static_cast<size_t>(c)]);
-      h[static_cast<size_t>(t * d_ff + c)] = static_cast<float>(hv);
     }
   }
   std::vector<uint8_t> y(static_cast<size_t>(tokens * d) * fast::storage_bytes(s));
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t j = 0; j < d; ++j) {
-      double sum = ffn_math::column_dot(h.data() + t * d_ff, w2.f.data() + j, d_ff, d, widen);
-      if (!gated) sum += b2.f[static_cast<size_t>(j)];
-      fast::store_f32(s, y.data(), t * d + j, static_cast<float>(sum));
+      float sum = ffn_math::column_dot(h.data() + t * d_ff, w2.f.data() + j, d_ff, d, widen);
+      if (!gated) sum = f32::add(sum, b2.f[static_cast<size_t>(j)]);
+      fast::store_f32(s, y.data(), t * d + j, sum);
     }
   }
   return y;
