@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/api/mla_rope_angles.h"
-#include "kernels/api/validate_attention.h"
 #include "gpu/host_call.h"
 #include "gpu/launch_attention.h"
+#include "kernels/api/mla_rope_angles.h"
+#include "kernels/api/validate_attention.h"
 
 namespace lmo::gpu {
 namespace {
@@ -62,7 +62,12 @@ void run_attention(const char* fn, Storage s, const void* q, const void* k, cons
     a.doc_ids = nullptr;
   }
   void* d_o = call.alloc(bytes_of(s, a.q_len * hd));
-  call.run([=] { return launch_attention(s, dq, dk, dv, d_o, a, scale, nullptr); });
+  const int64_t scratch_floats = attention_scratch_floats(a);
+  auto* scratch =
+      scratch_floats > 0
+          ? static_cast<float*>(call.alloc(static_cast<size_t>(scratch_floats) * sizeof(float)))
+          : nullptr;
+  call.run([=] { return launch_attention(s, dq, dk, dv, d_o, a, scale, scratch, nullptr); });
   call.download(o, d_o, bytes_of(s, a.q_len * hd));
   call.finish();
 }
@@ -82,7 +87,7 @@ void attention_decode(Storage s, const void* q, const void* k, const void* v, vo
                       int64_t window, float softcap, float scale) {
   constexpr const char* fn = "gpu::attention_decode";
   const AttentionArgs a = kernels::detail::decode_attention_args(fn, heads, kv_heads, head_dim,
-                                                              cache_len, window, softcap, scale);
+                                                                 cache_len, window, softcap, scale);
   check_args(fn, s, q, k, v, o, a);
   run_attention(fn, s, q, k, v, o, a, checked_scale(fn, scale, head_dim, "1/√d"));
 }

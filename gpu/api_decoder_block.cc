@@ -106,7 +106,11 @@ class DeviceBlock {
     const float scale =
         kernels::detail::checked_scale("gpu::decoder_block", 0.0f, c.head_dim, "1/√(d/h)");
     float* o = floats(n_);
-    call_.run([=, this] { return launch_attention(Storage::f32, q, k, v, o, c, scale, nullptr); });
+    const int64_t scratch_floats = attention_scratch_floats(c);
+    float* scratch = scratch_floats > 0 ? floats(scratch_floats) : nullptr;
+    call_.run([=, this] {
+      return launch_attention(Storage::f32, q, k, v, o, c, scale, scratch, nullptr);
+    });
     return project(o, w_o_, a_.d);
   }
 

@@ -21,8 +21,13 @@ int mask_code(AttentionMask m) {
 
 }  // namespace
 
+int64_t attention_scratch_floats(const AttentionArgs& a) {
+  return attn_f32::split_partial_floats(a.q_len * a.heads, a.kv_len, a.head_dim);
+}
+
 cudaError_t launch_attention(Storage s, const void* q, const void* k, const void* v, void* o,
-                             const AttentionArgs& a, float scale, cudaStream_t stream) {
+                             const AttentionArgs& a, float scale, float* scratch,
+                             cudaStream_t stream) {
   if (a.q_len == 0) return cudaSuccess;
   AttentionShape sh;
   sh.q_len = a.q_len;
@@ -42,7 +47,7 @@ cudaError_t launch_attention(Storage s, const void* q, const void* k, const void
     using T = decltype(tag);
     return launch_attention_f32_kernel<T>(sh, scale, a.softcap, static_cast<const T*>(q),
                                           static_cast<const T*>(k), static_cast<const T*>(v),
-                                          static_cast<T*>(o), stream);
+                                          static_cast<T*>(o), scratch, stream);
   });
 }
 

@@ -14,6 +14,17 @@
 
 namespace lmo::gpu {
 
+// The ranges' states of a split-KV launch (attn_f32::key_split's count > 1), per (row, head,
+// range) x = r·count + b: m, l and the seen flag, then a and the poison flags per value component.
+struct SplitPartials {
+  int64_t count = 1;
+  float* m = nullptr;       // [rows · count]
+  float* l = nullptr;       // [rows · count]
+  float* any = nullptr;     // [rows · count], 0 or 1
+  float* acc = nullptr;     // [rows · count · dv]
+  float* poison = nullptr;  // [rows · count · dv], 0 or 1
+};
+
 // Σ over the 32 lanes by a butterfly of fixed shape; every lane gets the same sum.
 __device__ __forceinline__ float warp_sum_f32(float v) {
   for (int m = kWarpSize / 2; m > 0; m /= 2) v = f32::add(v, __shfl_xor_sync(0xffffffffu, v, m));
@@ -23,7 +34,8 @@ __device__ __forceinline__ float warp_sum_f32(float v) {
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     attention_f32_kernel(AttentionShape a, float scale, float cap, const T* __restrict__ q,
-                         const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o) {
+                         const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
+                         attn_f32::KeySplit split, SplitPartials part) {
   __shared__ float qs[kMaxKeyDim];
   __shared__ float ps[kChunk];  // the chunk's logits, then its e^{s−m}
   __shared__ bool vis[kChunk];
@@ -31,7 +43,8 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
   const int64_t rows = a.q_len * a.heads;
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  for (int64_t x = blockIdx.x; x < rows * split.count; x += gridDim.x) {
+    const int64_t r = x / split.count, b = x % split.count;
     const int64_t i = r / a.heads, h = r % a.heads;
     const int64_t g = h * a.kv_heads / a.heads;  // reference kv_head_of
     const int64_t p = a.kv_len - a.q_len + i;
@@ -39,7 +52,11 @@ __global__ void __launch_bounds__(kThreads)
       qs[c] = widen_f32(q[i * a.ldq + h * a.dk + c]);
     }
     __syncthreads();
-    const attn::KeyRange range = attn::key_range(a.mask, a.window, a.kv_len, p);
+    attn::KeyRange range = attn::key_range(a.mask, a.window, a.kv_len, p);
+    if (split.count > 1) {  // this block's range of keys
+      range.lo = range.lo > b * split.keys ? range.lo : b * split.keys;
+      range.hi = range.hi < (b + 1) * split.keys ? range.hi : (b + 1) * split.keys;
+    }
     float acc[kValuesPerThread];
     bool poison[kValuesPerThread];  // a non-finite value met at p = e^{−∞} = 0 (0·±∞, 0·NaN)
 #pragma unroll
@@ -103,6 +120,23 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();  // ps and vis are rewritten by the next chunk
     }
+    if (split.count > 1) {
+      if (threadIdx.x == 0) {
+        part.m[x] = om.m;
+        part.l[x] = l;
+        part.any[x] = om.any ? 1.0f : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kValuesPerThread; ++u) {
+        const int64_t c = threadIdx.x + int64_t{u} * kThreads;
+        if (c < a.dv) {
+          part.acc[x * a.dv + c] = acc[u];
+          part.poison[x * a.dv + c] = poison[u] ? 1.0f : 0.0f;
+        }
+      }
+      __syncthreads();  // qs is rewritten by the next row
+      continue;
+    }
     const bool finite = om.finite_row();
     T* orow = o + i * a.ldo + h * a.dv;
 #pragma unroll
@@ -114,15 +148,59 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Enqueues attention_f32_kernel for a validated shape (one key part, dk ≤ kMaxKeyDim,
-// dv ≤ kMaxValueDim).
+// The split-KV combine: one block per (row, head), threads over the value components, the
+// ranges in ascending order (attn_f32::combined_max, combined_sum).
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    attention_combine_kernel(AttentionShape a, SplitPartials part, T* __restrict__ o) {
+  const int64_t rows = a.q_len * a.heads;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t i = r / a.heads, h = r % a.heads, x0 = r * part.count;
+    const auto state = [&](int64_t b) {
+      return attn_f32::SplitState{part.m[x0 + b], part.any[x0 + b] != 0.0f, part.l[x0 + b]};
+    };
+    float m = 0.0f;
+    const bool finite = attn_f32::combined_max(state, part.count, m);
+    const float l = attn_f32::combined_sum(
+        state, [&](int64_t b) { return part.l[x0 + b]; }, part.count, m);
+    T* orow = o + i * a.ldo + h * a.dv;
+    for (int64_t c = threadIdx.x; c < a.dv; c += kThreads) {
+      bool poison = false;
+      for (int64_t b = 0; b < part.count; ++b)
+        poison = poison || part.poison[(x0 + b) * a.dv + c] != 0.0f;
+      const float acc = attn_f32::combined_sum(
+          state, [&](int64_t b) { return part.acc[(x0 + b) * a.dv + c]; }, part.count, m);
+      orow[c] = store_f32<T>(finite && !poison ? f32::div(acc, l) : NAN);
+    }
+  }
+}
+
+// Enqueues attention_f32_kernel (and, for a split, the combine) for a validated shape (one key
+// part, dk ≤ kMaxKeyDim, dv ≤ kMaxValueDim); scratch holds attn_f32::split_partial_floats(q_len ·
+// heads, kv_len, dv) floats.
 template <class T>
 cudaError_t launch_attention_f32_kernel(const AttentionShape& a, float scale, float cap, const T* q,
-                                        const T* k, const T* v, T* o, cudaStream_t stream) {
+                                        const T* k, const T* v, T* o, float* scratch,
+                                        cudaStream_t stream) {
   if (a.q_len == 0 || a.heads == 0) return cudaSuccess;
   if (a.dk2 != 0 || a.dk > kMaxKeyDim || a.dv > kMaxValueDim) return cudaErrorInvalidValue;
-  attention_f32_kernel<T>
-      <<<row_grid(a.q_len * a.heads), kThreads, 0, stream>>>(a, scale, cap, q, k, v, o);
+  const int64_t rows = a.q_len * a.heads;
+  const attn_f32::KeySplit split = attn_f32::key_split(rows, a.kv_len);
+  SplitPartials part;
+  part.count = split.count;
+  if (split.count > 1) {
+    const int64_t n = rows * split.count;
+    part.m = scratch;
+    part.l = scratch + n;
+    part.any = scratch + 2 * n;
+    part.acc = scratch + 3 * n;
+    part.poison = part.acc + n * a.dv;
+  }
+  attention_f32_kernel<T><<<row_grid(rows * split.count), kThreads, 0, stream>>>(
+      a, scale, cap, q, k, v, o, split, part);
+  if (split.count > 1) {
+    attention_combine_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(a, part, o);
+  }
   return cudaGetLastError();
 }
 

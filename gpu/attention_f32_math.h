@@ -64,4 +64,75 @@ LMO_HD float chunk_value_sum(const E& e, const V& v, const Seen& seen, int n) {
   return s;
 }
 
+// ---- Split-KV (flash-decoding) ----
+// A row with few query rows (decode: heads · q_len below kSplitRows) and many keys has its keys
+// split into `count` consecutive ranges of `keys` keys (a multiple of the 256-key chunk, at least
+// kMinSplitKeys, at most kMaxSplits ranges), one block each: each block runs the online softmax
+// over its range and leaves its state (m_b, l_b, a_b, its flags); a combine then takes, in
+// ascending split order, M = max m_b, l = Σ l_b·e^{m_b − M}, a_c = Σ a_{b,c}·e^{m_b − M} and
+// o_c = a_c / l. The split depends on the shape alone, never on the device, so results are the
+// same on every GPU and run; a single range (count 1) is the one-block row, unchanged.
+constexpr int64_t kSplitRows = 1024;
+constexpr int64_t kMinSplitKeys = 1024;
+constexpr int64_t kMaxSplits = 64;
+
+struct KeySplit {
+  int64_t keys = 1;   // keys per range
+  int64_t count = 1;  // ranges
+};
+
+LMO_HD inline KeySplit key_split(int64_t rows, int64_t kv_len) {
+  if (rows >= kSplitRows || kv_len <= kMinSplitKeys) return {kv_len > 0 ? kv_len : 1, 1};
+  int64_t keys = (kv_len + kMaxSplits - 1) / kMaxSplits;
+  keys = (keys + 255) / 256 * 256;
+  if (keys < kMinSplitKeys) keys = kMinSplitKeys;
+  return {keys, (kv_len + keys - 1) / keys};
+}
+
+// The floats a split-KV launch keeps per (row, head, range): m, l, the seen flag, then a_c and
+// the poison flag per value component; 0 where the split is one range.
+LMO_HD inline int64_t split_partial_floats(int64_t rows, int64_t kv_len, int64_t dv) {
+  const KeySplit split = key_split(rows, kv_len);
+  return split.count > 1 ? rows * split.count * (3 + 2 * dv) : 0;
+}
+
+// The state one range leaves: its maximum (−∞ where no finite or +∞ visible logit; NaN or +∞
+// make the row NaN), whether it saw a visible key, l_b, and per value component a_{b,c} and the
+// poison flag (a non-finite value met at p = 0).
+struct SplitState {
+  float m;
+  bool any;
+  float l;
+};
+
+// The combine's row verdict and its M: finite when some range saw a key, none saw a NaN or +∞
+// maximum, and M is finite.
+template <class StateAt>
+LMO_HD bool combined_max(const StateAt& state, int64_t count, float& m) {
+  m = -INFINITY;
+  bool any = false, bad = false;
+  for (int64_t b = 0; b < count; ++b) {
+    const SplitState st = state(b);
+    any = any || st.any;
+    if (st.m != st.m || st.m == INFINITY)
+      bad = true;
+    else if (st.m > m)
+      m = st.m;
+  }
+  return any && !bad && m > -INFINITY;
+}
+
+// Σ_b x_b·e^{m_b − M} in ascending split order over the ranges with a finite maximum (the others
+// hold nothing): l from the l_b, a_c from the a_{b,c}.
+template <class L = f32::CudaF32, class StateAt, class X>
+LMO_HD float combined_sum(const StateAt& state, const X& x, int64_t count, float m) {
+  float s = 0.0f;
+  for (int64_t b = 0; b < count; ++b) {
+    const SplitState st = state(b);
+    if (!(st.m > -INFINITY)) continue;
+    s = f32::add(s, f32::mul(x(b), L::exp(f32::sub(st.m, m))));  // expf: ≤ 2 ulp (CUDA)
+  }
+  return s;
+}
+
 }  // namespace lmo::gpu::attn_f32

@@ -12,9 +12,12 @@
 namespace lmo::gpu {
 
 // a.doc_ids, when the mask is document, points to kv_len ids on the device; scale is the
-// resolved scale (> 0).
+// resolved scale (> 0); scratch: attention_scratch_floats(a) floats on the device (the split-KV
+// ranges' states; null where that is 0).
 cudaError_t launch_attention(Storage s, const void* q, const void* k, const void* v, void* o,
-                             const AttentionArgs& a, float scale, cudaStream_t stream);
+                             const AttentionArgs& a, float scale, float* scratch,
+                             cudaStream_t stream);
+int64_t attention_scratch_floats(const AttentionArgs& a);
 
 // cos_sin: rope_dim/2 cosines then rope_dim/2 sines of (t − 1)·θ_k, doubles on the device;
 // work: heads·(latent_dim + rope_dim) doubles on the device (the absorbed and rotated query).

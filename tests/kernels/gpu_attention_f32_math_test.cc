@@ -11,10 +11,12 @@
 // run_and_judge (the exact reference and the policy table) under the recipe the gpu backend
 // declares (strict+fma):
 //   - every built-in attention, attention_decode and paged_attention_decode case, in every
-//     storage it lists; decode over 1000 cached keys (four chunks);
+//     storage it lists; decode over 1000 cached keys (four chunks); decode over 5000 keys split
+//     in five ranges (flash-decoding: each range's state, then the combine), with a window that
+//     empties some ranges;
 //   - mutations that must be caught: P̃ rounded to e4m3 before P·V while the kernel declares
 //     flash-attention (P̃ in the storage format), a chunk's accumulators not rescaled by
-//     e^{m_old − m}, the soft-cap dropped.
+//     e^{m_old − m}, the soft-cap dropped, a split-KV combine that drops a range's partial.
 // The butterfly's sums are plain f32 additions here, as __fadd_rn would be; the device kernel's
 // f32::add is that.
 #include <gtest/gtest.h>
@@ -44,7 +46,7 @@ namespace block = lmo::testing::gpu_block;
 using lmo::testing::for_each_library;
 using lmo::testing::Harness;
 
-enum class Mutation { kNone, kE4m3Probs, kNoRescale, kNoSoftcap };
+enum class Mutation { kNone, kE4m3Probs, kNoRescale, kNoSoftcap, kDropPartial };
 
 constexpr int kChunk = 256;  // gpu/attention.cuh's kChunk: one key per thread
 
@@ -88,6 +90,83 @@ float to_e4m3(float x) {
   return static_cast<float>(t.get(0));
 }
 
+// One block's online softmax over keys [lo, hi) of one (row, head): the state it leaves.
+struct RangeState {
+  float m = -INFINITY;
+  bool any = false;
+  float l = 0.0f;
+  std::vector<float> acc;
+  std::vector<bool> poison;
+};
+
+template <class L, Mutation M>
+RangeState range_state(const float* qrow, const std::vector<float>& k, const std::vector<float>& v,
+                       int64_t g, int64_t gd, int64_t d, int64_t p, int64_t lo, int64_t hi,
+                       int mask, const int64_t* doc, float scale, float cap) {
+  RangeState st;
+  st.acc.assign(size_t(d), 0.0f);
+  st.poison.assign(size_t(d), false);
+  attn::OnlineMaxOf<float, L> om;
+  for (int64_t t0 = lo; t0 < hi; t0 += kChunk) {
+    const int n = static_cast<int>(std::min<int64_t>(hi - t0, kChunk));
+    std::vector<float> ps(kChunk, 0.0f);
+    std::vector<bool> vis(kChunk, false);
+    for (int j = 0; j < n; ++j) {
+      const int64_t t = t0 + j;
+      vis[size_t(j)] = attn::doc_visible(mask, doc, t, p);
+      std::vector<float> lanes(attn_f32::kWarpLanes, 0.0f);
+      if (vis[size_t(j)]) {
+        for (int lane = 0; lane < attn_f32::kWarpLanes; ++lane) {
+          lanes[size_t(lane)] =
+              attn_f32::lane_dot([&](int64_t c) { return qrow[c]; },
+                                 [&](int64_t c) { return k[size_t(t * gd + g * d + c)]; }, d, lane);
+        }
+      }
+      for (int m = attn_f32::kWarpLanes / 2; m > 0; m /= 2) {  // the butterfly, every lane
+        std::vector<float> next(lanes.size());
+        for (size_t lane = 0; lane < lanes.size(); ++lane) {
+          next[lane] = lanes[lane] + lanes[lane ^ size_t(m)];
+        }
+        lanes = next;
+      }
+      ps[size_t(j)] = attn_f32::logit<L>(lanes[0], scale, cap);
+    }
+    const auto mine = [&](int64_t j) { return j < n && vis[size_t(j)]; };
+    const float cmax = block::tree_max(
+        block::per_lane([&](int64_t j) { return mine(j) ? ps[size_t(j)] : -INFINITY; }));
+    const bool cany =
+        block::tree_max(block::per_lane([&](int64_t j) { return mine(j) ? 1.0f : 0.0f; })) > 0;
+    float alpha = 1.0f;
+    if (om.update(cmax, cany, alpha)) {
+      std::vector<float> e = block::per_lane(
+          [&](int64_t j) { return mine(j) ? attn_f32::weight<L>(ps[size_t(j)], om.m) : 0.0f; });
+      st.l = attn_f32::rescaled(st.l, alpha, block::tree_sum(e));
+      if (M == Mutation::kE4m3Probs) {
+        for (float& x : e) x = to_e4m3(x);
+      }
+      for (int64_t c = 0; c < d; ++c) {
+        const float sum =
+            attn_f32::chunk_value_sum([&](int j) { return e[size_t(j)]; },
+                                      [&](int j) { return v[size_t((t0 + j) * gd + g * d + c)]; },
+                                      [&](int j) { return bool(vis[size_t(j)]); }, n);
+        st.acc[size_t(c)] =
+            attn_f32::rescaled(st.acc[size_t(c)], M == Mutation::kNoRescale ? 1.0f : alpha, sum);
+      }
+    } else if (cany && om.m == -INFINITY) {
+      for (int64_t c = 0; c < d; ++c) {
+        for (int j = 0; j < n; ++j) {
+          if (vis[size_t(j)] && !std::isfinite(v[size_t((t0 + j) * gd + g * d + c)])) {
+            st.poison[size_t(c)] = true;
+          }
+        }
+      }
+    }
+  }
+  st.m = om.m;
+  st.any = om.any;
+  return st;
+}
+
 // gpu/attention_f32.cuh's attention_f32_kernel on the host, over library L.
 template <class L, Mutation M>
 void attention_rows(kernels::Storage s, const void* qp, const void* kp, const void* vp, void* op,
@@ -102,68 +181,49 @@ void attention_rows(kernels::Storage s, const void* qp, const void* kp, const vo
     for (int64_t h = 0; h < a.heads; ++h) {
       const int64_t g = h * a.kv_heads / a.heads, p = a.kv_len - a.q_len + i;
       const attn::KeyRange range = attn::key_range(mask, a.window, a.kv_len, p);
-      std::vector<float> acc(size_t(d), 0.0f);
-      std::vector<bool> poison(size_t(d), false);
-      float l = 0.0f;
-      attn::OnlineMaxOf<float, L> om;
-      for (int64_t t0 = range.lo; t0 < range.hi; t0 += kChunk) {
-        const int n = static_cast<int>(std::min<int64_t>(range.hi - t0, kChunk));
-        std::vector<float> ps(kChunk, 0.0f);
-        std::vector<bool> vis(kChunk, false);
-        for (int j = 0; j < n; ++j) {
-          const int64_t t = t0 + j;
-          vis[size_t(j)] = attn::doc_visible(mask, a.doc_ids, t, p);
-          std::vector<float> lanes(attn_f32::kWarpLanes, 0.0f);
-          if (vis[size_t(j)]) {
-            for (int lane = 0; lane < attn_f32::kWarpLanes; ++lane) {
-              lanes[size_t(lane)] = attn_f32::lane_dot(
-                  [&](int64_t c) { return q[size_t(i * hd + h * d + c)]; },
-                  [&](int64_t c) { return k[size_t(t * gd + g * d + c)]; }, d, lane);
-            }
-          }
-          for (int m = attn_f32::kWarpLanes / 2; m > 0; m /= 2) {  // the butterfly, every lane
-            std::vector<float> next(lanes.size());
-            for (size_t lane = 0; lane < lanes.size(); ++lane) {
-              next[lane] = lanes[lane] + lanes[lane ^ size_t(m)];
-            }
-            lanes = next;
-          }
-          ps[size_t(j)] = attn_f32::logit<L>(lanes[0], scale, cap);
+      const attn_f32::KeySplit split = attn_f32::key_split(a.q_len * a.heads, a.kv_len);
+      std::vector<RangeState> states;
+      for (int64_t b = 0; b < split.count; ++b) {
+        int64_t lo = range.lo, hi = range.hi;
+        if (split.count > 1) {
+          lo = std::max(lo, b * split.keys);
+          hi = std::min(hi, (b + 1) * split.keys);
         }
-        const auto mine = [&](int64_t j) { return j < n && vis[size_t(j)]; };
-        const float cmax = block::tree_max(
-            block::per_lane([&](int64_t j) { return mine(j) ? ps[size_t(j)] : -INFINITY; }));
-        const bool cany =
-            block::tree_max(block::per_lane([&](int64_t j) { return mine(j) ? 1.0f : 0.0f; })) > 0;
-        float alpha = 1.0f;
-        if (om.update(cmax, cany, alpha)) {
-          std::vector<float> e = block::per_lane(
-              [&](int64_t j) { return mine(j) ? attn_f32::weight<L>(ps[size_t(j)], om.m) : 0.0f; });
-          l = attn_f32::rescaled(l, alpha, block::tree_sum(e));
-          if (M == Mutation::kE4m3Probs) {
-            for (float& x : e) x = to_e4m3(x);
-          }
-          for (int64_t c = 0; c < d; ++c) {
-            const float sum = attn_f32::chunk_value_sum(
-                [&](int j) { return e[size_t(j)]; },
-                [&](int j) { return v[size_t((t0 + j) * gd + g * d + c)]; },
-                [&](int j) { return bool(vis[size_t(j)]); }, n);
-            acc[size_t(c)] =
-                attn_f32::rescaled(acc[size_t(c)], M == Mutation::kNoRescale ? 1.0f : alpha, sum);
-          }
-        } else if (cany && om.m == -INFINITY) {
-          for (int64_t c = 0; c < d; ++c) {
-            for (int j = 0; j < n; ++j) {
-              if (vis[size_t(j)] && !std::isfinite(v[size_t((t0 + j) * gd + g * d + c)])) {
-                poison[size_t(c)] = true;
-              }
-            }
+        states.push_back(range_state<L, M>(q.data() + i * hd + h * d, k, v, g, gd, d, p, lo, hi,
+                                           mask, a.doc_ids, scale, cap));
+      }
+      float* orow = o.data() + i * hd + h * d;
+      if (split.count == 1) {
+        const RangeState& st = states[0];
+        const bool finite = st.any && std::isfinite(st.m);
+        for (int64_t c = 0; c < d; ++c) {
+          orow[c] = finite && !st.poison[size_t(c)] ? f32::div(st.acc[size_t(c)], st.l) : NAN;
+        }
+        continue;
+      }
+      if (M == Mutation::kDropPartial) {  // the combine forgets the last range that holds keys
+        for (size_t b = states.size(); b-- > 0;) {
+          if (states[b].m > -INFINITY) {
+            states.erase(states.begin() + static_cast<std::ptrdiff_t>(b));
+            break;
           }
         }
       }
+      const auto count = static_cast<int64_t>(states.size());
+      const auto state = [&](int64_t b) {
+        return attn_f32::SplitState{states[size_t(b)].m, states[size_t(b)].any,
+                                    states[size_t(b)].l};
+      };
+      float m = 0.0f;
+      const bool finite = attn_f32::combined_max(state, count, m);
+      const float l = attn_f32::combined_sum<L>(
+          state, [&](int64_t b) { return states[size_t(b)].l; }, count, m);
       for (int64_t c = 0; c < d; ++c) {
-        o[size_t(i * hd + h * d + c)] =
-            om.finite_row() && !poison[size_t(c)] ? f32::div(acc[size_t(c)], l) : NAN;
+        bool poison = false;
+        for (const RangeState& st : states) poison = poison || st.poison[size_t(c)];
+        const float acc = attn_f32::combined_sum<L>(
+            state, [&](int64_t b) { return states[size_t(b)].acc[size_t(c)]; }, count, m);
+        orow[c] = finite && !poison ? f32::div(acc, l) : NAN;
       }
     }
   }
@@ -270,6 +330,37 @@ TEST(GpuAttentionF32Math, LongDecodePassesOnTheHost) {
   }
 }
 
+TEST(GpuAttentionF32Math, KeySplitFollowsTheShapeOnly) {
+  EXPECT_EQ(attn_f32::key_split(4, 1000).count, 1);     // few keys: one range
+  EXPECT_EQ(attn_f32::key_split(4096, 8192).count, 1);  // many rows: one range
+  const attn_f32::KeySplit s = attn_f32::key_split(32, 5000);
+  EXPECT_EQ(s.keys, 1024);
+  EXPECT_EQ(s.count, 5);
+  const attn_f32::KeySplit big = attn_f32::key_split(32, 131072);  // 128K keys: 64 ranges of 2048
+  EXPECT_EQ(big.keys, 2048);
+  EXPECT_EQ(big.count, 64);
+  EXPECT_EQ(attn_f32::split_partial_floats(32, 5000, 128), 32 * 5 * (3 + 2 * 128));
+  EXPECT_EQ(attn_f32::split_partial_floats(32, 1000, 128), 0);
+}
+
+// 5000 cached keys in five ranges (flash-decoding), with and without a window that leaves some
+// ranges empty and cuts another: the combine passes where the one-block row did.
+TEST(GpuAttentionF32Math, SplitDecodePassesOnTheHost) {
+  for (const char* f : {"f32", "bf16"}) {
+    for (const int64_t window : {int64_t{0}, int64_t{1500}}) {
+      nlohmann::json c = long_decode(5000);
+      if (window > 0) c["params"]["window"] = window;
+      Harness h(c, *ref::parse_format(f));
+      for_each_library([&](auto lib, const char* name) {
+        const oracle::VerifyRow row =
+            h.judge(name, as_the_kernel<decltype(lib)>, declared("attention_decode"));
+        EXPECT_TRUE(row.pass) << f << " window " << window << " over " << name << ": "
+                              << row.detail;
+      });
+    }
+  }
+}
+
 void expect_caught(Harness& h, const lmo::testing::Kernel& mutant,
                    const std::optional<oracle::Recipe>& recipe, const std::string& what) {
   EXPECT_TRUE(h.judge("gpu-math", as_the_kernel<f32::CudaF32>, recipe).pass) << what;
@@ -286,6 +377,9 @@ TEST(GpuAttentionF32Math, MutantsAreCaught) {
   Harness f32(long_decode(1000), ref::Format::f32);
   expect_caught(f32, as_the_kernel<f32::CudaF32, Mutation::kNoRescale>, declared("attention"),
                 "accumulators not rescaled between chunks");
+  Harness split(long_decode(5000), ref::Format::f32);
+  expect_caught(split, as_the_kernel<f32::CudaF32, Mutation::kDropPartial>, declared("attention"),
+                "a split-KV combine that drops a partial");
   for (const oracle::Case& c :
        oracle::load_case_file(oracle::builtin_cases_dir() + "/attention.json")) {
     if (c.id != "attention/gemma2-9b-softcap50") continue;
