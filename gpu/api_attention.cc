@@ -121,12 +121,13 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   check_ptr(fn, "o", o, true);
   const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len,
                 half = dr / 2;
-  // RoPE at position t − 1 (F10, F11): cos and sin of fast::mla_rope_angles in double, as
-  // fast/mla_decode.cc forms them (there rounded to f32, here kept in double).
-  std::vector<double> cos_sin(static_cast<size_t>(dr));
+  // RoPE at position t − 1 (F10, F11): cos and sin of fast::mla_rope_angles in double, each
+  // rounded once to f32, as fast/mla_decode.cc forms them.
+  std::vector<float> cos_sin(static_cast<size_t>(dr));
   for (int64_t j = 0; j < half; ++j) {
-    cos_sin[static_cast<size_t>(j)] = std::cos(angle[static_cast<size_t>(j)]);
-    cos_sin[static_cast<size_t>(half + j)] = std::sin(angle[static_cast<size_t>(j)]);
+    cos_sin[static_cast<size_t>(j)] = static_cast<float>(std::cos(angle[static_cast<size_t>(j)]));
+    cos_sin[static_cast<size_t>(half + j)] =
+        static_cast<float>(std::sin(angle[static_cast<size_t>(j)]));
   }
   Call call(fn);
   const void* dqc = call.upload(q_c, bytes_of(s, h * dh));
@@ -135,12 +136,16 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   const void* dkr = call.upload(k_r, bytes_of(s, t * dr));
   const void* dw = call.upload(w_uk, bytes_of(s, dc * h * dh));
   const auto* dcs =
-      static_cast<const double*>(call.upload(cos_sin.data(), cos_sin.size() * sizeof(double)));
-  auto* work =
-      static_cast<double*>(call.alloc(static_cast<size_t>(h * (dc + dr)) * sizeof(double)));
+      static_cast<const float*>(call.upload(cos_sin.data(), cos_sin.size() * sizeof(float)));
+  auto* work = static_cast<float*>(call.alloc(static_cast<size_t>(h * (dc + dr)) * sizeof(float)));
+  const int64_t scratch_floats = mla_scratch_floats(a);
+  auto* scratch = scratch_floats > 0 ? static_cast<float*>(call.alloc(
+                                           static_cast<size_t>(scratch_floats) * sizeof(float)))
+                                     : nullptr;
   void* d_o = call.alloc(bytes_of(s, h * dc));
   call.run([=] {
-    return launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, d_o, a, scale, nullptr);
+    return launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, scratch, d_o, a, scale,
+                             nullptr);
   });
   call.download(o, d_o, bytes_of(s, h * dc));
   call.finish();

@@ -37,17 +37,15 @@ cudaError_t launch_attention(Storage s, const void* q, const void* k, const void
   sh.dk = sh.dv = a.head_dim;
   sh.ldq = sh.ldo = a.heads * a.head_dim;
   sh.ldk = sh.ldv = a.kv_heads * a.head_dim;
-  sh.scale = static_cast<double>(scale);
-  sh.cap = static_cast<double>(a.softcap);
   sh.mask = mask_code(a.mask);
   if (sh.mask < 0) return cudaErrorInvalidValue;
   sh.window = a.window;
   sh.doc = a.doc_ids;
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
-    return launch_attention_f32_kernel<T>(sh, scale, a.softcap, static_cast<const T*>(q),
-                                          static_cast<const T*>(k), static_cast<const T*>(v),
-                                          static_cast<T*>(o), scratch, stream);
+    return launch_attention_f32_kernel<T, T>(
+        sh, scale, a.softcap, static_cast<const T*>(q), nullptr, static_cast<const T*>(k), nullptr,
+        static_cast<const T*>(v), static_cast<T*>(o), scratch, stream);
   });
 }
 

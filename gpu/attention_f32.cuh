@@ -6,7 +6,9 @@
 // Σ_t e^{s_t−m} v_{t,c} for its own value components c, keys in ascending order. No atomics and
 // a shape fixed by the problem alone: identical results run to run. Masked keys are never read;
 // rows with no visible key, a NaN or +∞ logit, or only −∞ logits are NaN (reference/attention.h),
-// as in the double kernel (gpu/attention.cuh, which MLA's absorbed decode keeps).
+// as in the reference. Keys have one or two parts (MLA: the latent c^KV
+// and the rotary k^R, each with its own row stride); the query is read in storage T or, for
+// MLA's absorbed query, in f32 (TQ).
 #pragma once
 
 #include "gpu/attention.cuh"
@@ -31,10 +33,11 @@ __device__ __forceinline__ float warp_sum_f32(float v) {
   return v;
 }
 
-template <class T>
+template <class TQ, class T>
 __global__ void __launch_bounds__(kThreads)
-    attention_f32_kernel(AttentionShape a, float scale, float cap, const T* __restrict__ q,
-                         const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ o,
+    attention_f32_kernel(AttentionShape a, float scale, float cap, const TQ* __restrict__ q,
+                         const TQ* __restrict__ q2, const T* __restrict__ k,
+                         const T* __restrict__ k2, const T* __restrict__ v, T* __restrict__ o,
                          attn_f32::KeySplit split, SplitPartials part) {
   __shared__ float qs[kMaxKeyDim];
   __shared__ float ps[kChunk];  // the chunk's logits, then its e^{s−m}
@@ -50,6 +53,9 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t p = a.kv_len - a.q_len + i;
     for (int64_t c = threadIdx.x; c < a.dk; c += kThreads) {
       qs[c] = widen_f32(q[i * a.ldq + h * a.dk + c]);
+    }
+    for (int64_t c = threadIdx.x; c < a.dk2; c += kThreads) {
+      qs[a.dk + c] = widen_f32(q2[i * a.ldq2 + h * a.dk2 + c]);
     }
     __syncthreads();
     attn::KeyRange range = attn::key_range(a.mask, a.window, a.kv_len, p);
@@ -76,6 +82,12 @@ __global__ void __launch_bounds__(kThreads)
           const T* kt = k + t * a.ldk + g * a.dk;
           part = attn_f32::lane_dot([&](int64_t c) { return qs[c]; },
                                     [&](int64_t c) { return widen_f32(kt[c]); }, a.dk, lane);
+          if (a.dk2 > 0) {
+            const T* kt2 = k2 + t * a.ldk2 + g * a.dk2;
+            part =
+                attn_f32::lane_dot([&](int64_t c) { return qs[a.dk + c]; },
+                                   [&](int64_t c) { return widen_f32(kt2[c]); }, a.dk2, lane, part);
+          }
         }
         const float dot = warp_sum_f32(part);
         if (lane == 0) {
@@ -175,15 +187,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Enqueues attention_f32_kernel (and, for a split, the combine) for a validated shape (one key
-// part, dk ≤ kMaxKeyDim, dv ≤ kMaxValueDim); scratch holds attn_f32::split_partial_floats(q_len ·
-// heads, kv_len, dv) floats.
-template <class T>
-cudaError_t launch_attention_f32_kernel(const AttentionShape& a, float scale, float cap, const T* q,
-                                        const T* k, const T* v, T* o, float* scratch,
-                                        cudaStream_t stream) {
+// Enqueues attention_f32_kernel (and, for a split, the combine) for a validated shape
+// (dk + dk2 ≤ kMaxKeyDim, dv ≤ kMaxValueDim); scratch holds
+// attn_f32::split_partial_floats(q_len · heads, kv_len, dv) floats.
+template <class TQ, class T>
+cudaError_t launch_attention_f32_kernel(const AttentionShape& a, float scale, float cap,
+                                        const TQ* q, const TQ* q2, const T* k, const T* k2,
+                                        const T* v, T* o, float* scratch, cudaStream_t stream) {
   if (a.q_len == 0 || a.heads == 0) return cudaSuccess;
-  if (a.dk2 != 0 || a.dk > kMaxKeyDim || a.dv > kMaxValueDim) return cudaErrorInvalidValue;
+  if (a.dk + a.dk2 > kMaxKeyDim || a.dv > kMaxValueDim) return cudaErrorInvalidValue;
   const int64_t rows = a.q_len * a.heads;
   const attn_f32::KeySplit split = attn_f32::key_split(rows, a.kv_len);
   SplitPartials part;
@@ -196,8 +208,8 @@ cudaError_t launch_attention_f32_kernel(const AttentionShape& a, float scale, fl
     part.acc = scratch + 3 * n;
     part.poison = part.acc + n * a.dv;
   }
-  attention_f32_kernel<T><<<row_grid(rows * split.count), kThreads, 0, stream>>>(
-      a, scale, cap, q, k, v, o, split, part);
+  attention_f32_kernel<TQ, T><<<row_grid(rows * split.count), kThreads, 0, stream>>>(
+      a, scale, cap, q, q2, k, k2, v, o, split, part);
   if (split.count > 1) {
     attention_combine_kernel<T><<<row_grid(rows), kThreads, 0, stream>>>(a, part, o);
   }

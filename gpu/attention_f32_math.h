@@ -6,7 +6,8 @@
 // One block per (query row, head), keys in chunks of kThreads (gpu/attention_math.h's online
 // softmax over chunks, its masks and special rows), every operation in f32 (gpu/f32_ops.h):
 //   dot q·k_t: lane ℓ of the key's warp fuses q_c·k_c into its sum over c = ℓ, ℓ + 32, … (fma),
-//     the 32 lanes' sums added by a fixed butterfly (warp_sum);
+//     then over the key's second part where it has one (MLA: [q̃; q^R]·[c^KV; k^R]), the 32
+//     lanes' sums added by a fixed butterfly (warp_sum);
 //   logit s_t = dot·scale, then cap·tanh(s/cap) as the f32 soft-cap kernel forms it (tanh in
 //     double rounded once: gpu/activation_f32.h's SoftcapFn);
 //   the chunk's maximum over the block's tree; m and alpha = e^{m_old − m} (expf: ≤ 2 ulp,
@@ -28,10 +29,10 @@ namespace lmo::gpu::attn_f32 {
 
 constexpr int kWarpLanes = 32;
 
-// Lane `lane`'s share of q·k over c = lane, lane + 32, … < d, each product fused into the sum.
+// Lane `lane`'s share of q·k over c = lane, lane + 32, … < d, each product fused into the sum,
+// which starts at `part` (a key's second part, MLA's rotary k^R, continues its first's sum).
 template <class Q, class K>
-LMO_HD float lane_dot(const Q& q, const K& k, int64_t d, int lane) {
-  float part = 0.0f;
+LMO_HD float lane_dot(const Q& q, const K& k, int64_t d, int lane, float part = 0.0f) {
   for (int64_t c = lane; c < d; c += kWarpLanes) part = f32::fma(q(c), k(c), part);
   return part;
 }

@@ -1,17 +1,21 @@
 // Launcher of gpu/mla.cuh's absorbed MLA decode: the query kernel (q̃ and the rotated q^R, in
-// double), then gpu/attention.cuh over the latents, for the three storage formats.
+// f32), then gpu/attention_f32.cuh over the latents, for the three storage formats.
 #include "gpu/launch_attention.h"
 #include "gpu/mla.cuh"
 
 namespace lmo::gpu {
 
+int64_t mla_scratch_floats(const MlaDecodeArgs& a) {
+  return attn_f32::split_partial_floats(a.heads, a.cache_len, a.latent_dim);
+}
+
 cudaError_t launch_mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv,
-                              const void* k_r, const void* w_uk, const double* cos_sin,
-                              double* work, void* o, const MlaDecodeArgs& a, float scale,
+                              const void* k_r, const void* w_uk, const float* cos_sin, float* work,
+                              float* scratch, void* o, const MlaDecodeArgs& a, float scale,
                               cudaStream_t stream) {
   const int64_t h = a.heads, dc = a.latent_dim, dr = a.rope_dim;
-  double* q_tilde = work;
-  double* q_rot = work + h * dc;
+  float* q_tilde = work;
+  float* q_rot = work + h * dc;
   AttentionShape sh;
   sh.q_len = 1;
   sh.kv_len = a.cache_len;
@@ -23,7 +27,6 @@ cudaError_t launch_mla_decode(Storage s, const void* q_c, const void* q_r, const
   sh.ldq2 = h * dr;
   sh.ldk = sh.ldv = dc;
   sh.ldk2 = dr;
-  sh.scale = static_cast<double>(scale);
   sh.mask = attn::kCausal;
   return with_storage(s, [&](auto tag) {
     using T = decltype(tag);
@@ -33,9 +36,9 @@ cudaError_t launch_mla_decode(Storage s, const void* q_c, const void* q_r, const
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     const T* latents = static_cast<const T*>(c_kv);
-    return launch_attention_kernel<double, T>(sh, q_tilde, q_rot, latents,
-                                              static_cast<const T*>(k_r), latents,
-                                              static_cast<T*>(o), stream);
+    return launch_attention_f32_kernel<float, T>(sh, scale, 0.0f, q_tilde, q_rot, latents,
+                                                 static_cast<const T*>(k_r), latents,
+                                                 static_cast<T*>(o), scratch, stream);
   });
 }
 

@@ -33,13 +33,15 @@ std::string_view gpu_recipe_text(KernelEntry e) {
     // gpu/attention_f32_math.h): f32 throughout, the dot products and the P·V sums fused.
     case KernelEntry::kAttention:
     case KernelEntry::kPagedAttentionDecode:
+    // Absorbed MLA decode (gpu/mla.cuh, then gpu/attention_f32.cuh with the key's two parts): q̃
+    // in f32 with fused products, q^R rotated as RoPE is.
+    case KernelEntry::kMlaDecode:
+    case KernelEntry::kPagedMlaDecode:
     // The FFN (gpu/ffn.cuh, gpu/ffn_math.h): f32 dot products, each product fused, in k order;
     // the hidden layer with the f32 activations.
     case KernelEntry::kFfn:
       return "strict+fma";
     // Evaluated in double and rounded once to f32, then to the storage: no f32 recipe.
-    case KernelEntry::kMlaDecode:
-    case KernelEntry::kPagedMlaDecode:
     case KernelEntry::kSinusoidalPe:
     case KernelEntry::kLearnedPosition:
     case KernelEntry::kShawLogits:

@@ -10,10 +10,11 @@
 // every call (tests/support/bounded_libm.h). Against independent truth, the oracle's
 // run_and_judge (the exact reference and the policy table) under the recipe the gpu backend
 // declares (strict+fma):
-//   - every built-in attention, attention_decode and paged_attention_decode case, in every
-//     storage it lists; decode over 1000 cached keys (four chunks); decode over 5000 keys split
-//     in five ranges (flash-decoding: each range's state, then the combine), with a window that
-//     empties some ranges;
+//   - every built-in attention, attention_decode, paged_attention_decode, mla_decode and
+//     paged_mla_decode case (MLA: gpu/mla.cuh's absorbed query and rotated q^R, then the two-part
+//     keys), in every storage it lists; decode over 1000 cached keys (four chunks); decode over
+//     5000 keys split in five ranges (flash-decoding: each range's state, then the combine), with a
+//     window that empties some ranges;
 //   - mutations that must be caught: P̃ rounded to e4m3 before P·V while the kernel declares
 //     flash-attention (P̃ in the storage format), a chunk's accumulators not rescaled by
 //     e^{m_old − m}, the soft-cap dropped, a split-KV combine that drops a range's partial.
@@ -29,6 +30,8 @@
 
 #include "gpu/attention_f32_math.h"
 #include "gpu/attention_math.h"
+#include "gpu/rope_math.h"
+#include "kernels/api/mla_rope_angles.h"
 #include "kernels/api/validate_attention.h"
 #include "oracle/backends/attention_adapters.h"
 #include "oracle/backends/gpu_recipes.h"
@@ -90,6 +93,18 @@ float to_e4m3(float x) {
   return static_cast<float>(t.get(0));
 }
 
+// warp_sum_f32's butterfly over the 32 lanes' values (every lane ends with lane 0's sum).
+float butterfly(std::vector<float> lanes) {
+  for (int m = attn_f32::kWarpLanes / 2; m > 0; m /= 2) {
+    std::vector<float> next(lanes.size());
+    for (size_t lane = 0; lane < lanes.size(); ++lane) {
+      next[lane] = lanes[lane] + lanes[lane ^ size_t(m)];
+    }
+    lanes = next;
+  }
+  return lanes[0];
+}
+
 // One block's online softmax over keys [lo, hi) of one (row, head): the state it leaves.
 struct RangeState {
   float m = -INFINITY;
@@ -99,10 +114,11 @@ struct RangeState {
   std::vector<bool> poison;
 };
 
-template <class L, Mutation M>
-RangeState range_state(const float* qrow, const std::vector<float>& k, const std::vector<float>& v,
-                       int64_t g, int64_t gd, int64_t d, int64_t p, int64_t lo, int64_t hi,
-                       int mask, const int64_t* doc, float scale, float cap) {
+// dot_lane(t, lane): the lane's fused share of q·k_t (both key parts); value(t, c): v_{t,c}.
+template <class L, Mutation M, class DotLane, class Value>
+RangeState range_state(const DotLane& dot_lane, const Value& value, int64_t d, int64_t p,
+                       int64_t lo, int64_t hi, int mask, const int64_t* doc, float scale,
+                       float cap) {
   RangeState st;
   st.acc.assign(size_t(d), 0.0f);
   st.poison.assign(size_t(d), false);
@@ -117,19 +133,10 @@ RangeState range_state(const float* qrow, const std::vector<float>& k, const std
       std::vector<float> lanes(attn_f32::kWarpLanes, 0.0f);
       if (vis[size_t(j)]) {
         for (int lane = 0; lane < attn_f32::kWarpLanes; ++lane) {
-          lanes[size_t(lane)] =
-              attn_f32::lane_dot([&](int64_t c) { return qrow[c]; },
-                                 [&](int64_t c) { return k[size_t(t * gd + g * d + c)]; }, d, lane);
+          lanes[size_t(lane)] = dot_lane(t, lane);
         }
       }
-      for (int m = attn_f32::kWarpLanes / 2; m > 0; m /= 2) {  // the butterfly, every lane
-        std::vector<float> next(lanes.size());
-        for (size_t lane = 0; lane < lanes.size(); ++lane) {
-          next[lane] = lanes[lane] + lanes[lane ^ size_t(m)];
-        }
-        lanes = next;
-      }
-      ps[size_t(j)] = attn_f32::logit<L>(lanes[0], scale, cap);
+      ps[size_t(j)] = attn_f32::logit<L>(butterfly(lanes), scale, cap);
     }
     const auto mine = [&](int64_t j) { return j < n && vis[size_t(j)]; };
     const float cmax = block::tree_max(
@@ -145,17 +152,16 @@ RangeState range_state(const float* qrow, const std::vector<float>& k, const std
         for (float& x : e) x = to_e4m3(x);
       }
       for (int64_t c = 0; c < d; ++c) {
-        const float sum =
-            attn_f32::chunk_value_sum([&](int j) { return e[size_t(j)]; },
-                                      [&](int j) { return v[size_t((t0 + j) * gd + g * d + c)]; },
-                                      [&](int j) { return bool(vis[size_t(j)]); }, n);
+        const float sum = attn_f32::chunk_value_sum([&](int j) { return e[size_t(j)]; },
+                                                    [&](int j) { return value(t0 + j, c); },
+                                                    [&](int j) { return bool(vis[size_t(j)]); }, n);
         st.acc[size_t(c)] =
             attn_f32::rescaled(st.acc[size_t(c)], M == Mutation::kNoRescale ? 1.0f : alpha, sum);
       }
     } else if (cany && om.m == -INFINITY) {
       for (int64_t c = 0; c < d; ++c) {
         for (int j = 0; j < n; ++j) {
-          if (vis[size_t(j)] && !std::isfinite(v[size_t((t0 + j) * gd + g * d + c)])) {
+          if (vis[size_t(j)] && !std::isfinite(value(t0 + j, c))) {
             st.poison[size_t(c)] = true;
           }
         }
@@ -165,6 +171,42 @@ RangeState range_state(const float* qrow, const std::vector<float>& k, const std
   st.m = om.m;
   st.any = om.any;
   return st;
+}
+
+// The output row from the ranges' states: the one-block row's quotients, or the split-KV combine.
+template <class L, Mutation M>
+void row_output(std::vector<RangeState> states, int64_t d, float* orow) {
+  if (states.size() == 1) {
+    const RangeState& st = states[0];
+    const bool finite = st.any && std::isfinite(st.m);
+    for (int64_t c = 0; c < d; ++c) {
+      orow[c] = finite && !st.poison[size_t(c)] ? f32::div(st.acc[size_t(c)], st.l) : NAN;
+    }
+    return;
+  }
+  if (M == Mutation::kDropPartial) {  // the combine forgets the last range that holds keys
+    for (size_t b = states.size(); b-- > 0;) {
+      if (states[b].m > -INFINITY) {
+        states.erase(states.begin() + static_cast<std::ptrdiff_t>(b));
+        break;
+      }
+    }
+  }
+  const auto count = static_cast<int64_t>(states.size());
+  const auto state = [&](int64_t b) {
+    return attn_f32::SplitState{states[size_t(b)].m, states[size_t(b)].any, states[size_t(b)].l};
+  };
+  float m = 0.0f;
+  const bool finite = attn_f32::combined_max(state, count, m);
+  const float l = attn_f32::combined_sum<L>(
+      state, [&](int64_t b) { return states[size_t(b)].l; }, count, m);
+  for (int64_t c = 0; c < d; ++c) {
+    bool poison = false;
+    for (const RangeState& st : states) poison = poison || st.poison[size_t(c)];
+    const float acc = attn_f32::combined_sum<L>(
+        state, [&](int64_t b) { return states[size_t(b)].acc[size_t(c)]; }, count, m);
+    orow[c] = finite && !poison ? f32::div(acc, l) : NAN;
+  }
 }
 
 // gpu/attention_f32.cuh's attention_f32_kernel on the host, over library L.
@@ -189,43 +231,77 @@ void attention_rows(kernels::Storage s, const void* qp, const void* kp, const vo
           lo = std::max(lo, b * split.keys);
           hi = std::min(hi, (b + 1) * split.keys);
         }
-        states.push_back(range_state<L, M>(q.data() + i * hd + h * d, k, v, g, gd, d, p, lo, hi,
-                                           mask, a.doc_ids, scale, cap));
+        const float* qrow = q.data() + i * hd + h * d;
+        states.push_back(range_state<L, M>(
+            [&](int64_t t, int lane) {
+              return attn_f32::lane_dot([&](int64_t c) { return qrow[c]; },
+                                        [&](int64_t c) { return k[size_t(t * gd + g * d + c)]; }, d,
+                                        lane);
+            },
+            [&](int64_t t, int64_t c) { return v[size_t(t * gd + g * d + c)]; }, d, p, lo, hi, mask,
+            a.doc_ids, scale, cap));
       }
-      float* orow = o.data() + i * hd + h * d;
-      if (split.count == 1) {
-        const RangeState& st = states[0];
-        const bool finite = st.any && std::isfinite(st.m);
-        for (int64_t c = 0; c < d; ++c) {
-          orow[c] = finite && !st.poison[size_t(c)] ? f32::div(st.acc[size_t(c)], st.l) : NAN;
-        }
-        continue;
-      }
-      if (M == Mutation::kDropPartial) {  // the combine forgets the last range that holds keys
-        for (size_t b = states.size(); b-- > 0;) {
-          if (states[b].m > -INFINITY) {
-            states.erase(states.begin() + static_cast<std::ptrdiff_t>(b));
-            break;
-          }
-        }
-      }
-      const auto count = static_cast<int64_t>(states.size());
-      const auto state = [&](int64_t b) {
-        return attn_f32::SplitState{states[size_t(b)].m, states[size_t(b)].any,
-                                    states[size_t(b)].l};
-      };
-      float m = 0.0f;
-      const bool finite = attn_f32::combined_max(state, count, m);
-      const float l = attn_f32::combined_sum<L>(
-          state, [&](int64_t b) { return states[size_t(b)].l; }, count, m);
-      for (int64_t c = 0; c < d; ++c) {
-        bool poison = false;
-        for (const RangeState& st : states) poison = poison || st.poison[size_t(c)];
-        const float acc = attn_f32::combined_sum<L>(
-            state, [&](int64_t b) { return states[size_t(b)].acc[size_t(c)]; }, count, m);
-        orow[c] = finite && !poison ? f32::div(acc, l) : NAN;
-      }
+      row_output<L, M>(std::move(states), d, o.data() + i * hd + h * d);
     }
+  }
+  stored(s, o, op);
+}
+
+// gpu/mla.cuh's query kernel and gpu/attention_f32.cuh over the latents (gpu::mla_decode's
+// host side: the angles, the scale, cos and sin rounded once to f32), over library L.
+template <class L, Mutation M>
+void mla_rows(kernels::Storage s, const void* q_c, const void* q_r, const void* c_kv,
+              const void* k_r, const void* w_uk, void* op, const kernels::MlaDecodeArgs& a) {
+  const std::vector<double> angle = kernels::mla_rope_angles("host", a);
+  const float scale =
+      kernels::detail::checked_scale("host", a.scale, a.head_dim + a.rope_dim, "1/√(d_h + d_h^R)");
+  const int64_t h = a.heads, dh = a.head_dim, dr = a.rope_dim, dc = a.latent_dim, t = a.cache_len,
+                half = dr / 2, hd = h * dh;
+  std::vector<float> cs(static_cast<size_t>(dr));
+  for (int64_t j = 0; j < half; ++j) {
+    cs[size_t(j)] = static_cast<float>(std::cos(angle[size_t(j)]));
+    cs[size_t(half + j)] = static_cast<float>(std::sin(angle[size_t(j)]));
+  }
+  const std::vector<float> qc = widened(s, q_c, h * dh), qr = widened(s, q_r, h * dr),
+                           ckv = widened(s, c_kv, t * dc), kr = widened(s, k_r, t * dr),
+                           w = widened(s, w_uk, dc * hd);
+  const kernels::RopeLayout layout =
+      a.half_split ? kernels::RopeLayout::half_split : kernels::RopeLayout::interleaved;
+  std::vector<float> o(static_cast<size_t>(h * dc));
+  const attn_f32::KeySplit split = attn_f32::key_split(h, t);
+  for (int64_t i = 0; i < h; ++i) {
+    std::vector<float> qt(static_cast<size_t>(dc)), qrot(static_cast<size_t>(dr));
+    for (int64_t r = 0; r < dc; ++r) {
+      std::vector<float> lanes(attn_f32::kWarpLanes);
+      for (int lane = 0; lane < attn_f32::kWarpLanes; ++lane) {
+        lanes[size_t(lane)] =
+            attn_f32::lane_dot([&](int64_t c) { return w[size_t(r * hd + i * dh + c)]; },
+                               [&](int64_t c) { return qc[size_t(i * dh + c)]; }, dh, lane);
+      }
+      qt[size_t(r)] = butterfly(lanes);
+    }
+    for (int64_t j = 0; j < half; ++j) {
+      const int64_t ia = a.half_split ? j : 2 * j, ib = a.half_split ? j + half : 2 * j + 1;
+      rope_math::rotate(layout, qr[size_t(i * dr + ia)], qr[size_t(i * dr + ib)], cs[size_t(j)],
+                        cs[size_t(half + j)], qrot[size_t(ia)], qrot[size_t(ib)]);
+    }
+    std::vector<RangeState> states;
+    for (int64_t b = 0; b < split.count; ++b) {
+      const int64_t lo = split.count > 1 ? b * split.keys : 0;
+      const int64_t hi = split.count > 1 ? std::min(t, (b + 1) * split.keys) : t;
+      states.push_back(range_state<L, M>(
+          [&](int64_t key, int lane) {
+            const float part =
+                attn_f32::lane_dot([&](int64_t c) { return qt[size_t(c)]; },
+                                   [&](int64_t c) { return ckv[size_t(key * dc + c)]; }, dc, lane);
+            return attn_f32::lane_dot([&](int64_t c) { return qrot[size_t(c)]; },
+                                      [&](int64_t c) { return kr[size_t(key * dr + c)]; }, dr, lane,
+                                      part);
+          },
+          [&](int64_t key, int64_t c) { return ckv[size_t(key * dc + c)]; }, dc, t - 1, lo, hi,
+          attn::kCausal, nullptr, scale, 0.0f));
+    }
+    row_output<L, M>(std::move(states), dc, o.data() + i * dc);
   }
   stored(s, o, op);
 }
@@ -248,6 +324,11 @@ struct HostF32Attention {
     attention_rows<L, M>(s, q, k, v, o, a,
                          kernels::detail::checked_scale("host", scale, head_dim, "1/√d"));
   }
+  static void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv,
+                         const void* k_r, const void* w_uk, void* o,
+                         const kernels::MlaDecodeArgs& a) {
+    mla_rows<L, M>(s, q_c, q_r, c_kv, k_r, w_uk, o, a);
+  }
 };
 
 // A case of the attention entries run as the gpu backend runs it, through the adapters.
@@ -261,6 +342,10 @@ oracle::Outputs<double> as_the_kernel(const oracle::RunContext& ctx) {
   const kernels::Storage s = *oracle::op_adapters::storage_of<kernels::Storage>(ctx.storage);
   if (ctx.c.op == "paged_attention_decode") {
     oracle::op_adapters::run_paged_decode<K>(ctx.op, s, ctx.in, out);
+  } else if (ctx.c.op == "mla_decode") {
+    oracle::op_adapters::run_mla_decode<K>(ctx.op, s, ctx.in, out);
+  } else if (ctx.c.op == "paged_mla_decode") {
+    oracle::op_adapters::run_paged_mla_decode<K>(ctx.op, s, ctx.in, out);
   } else {
     oracle::op_adapters::run_attention<K>(ctx.op, s, ctx.in, out);
   }
@@ -278,11 +363,11 @@ std::optional<oracle::Recipe> declared(const std::string& op) {
 }
 
 TEST(GpuAttentionF32Math, TheBackendDeclaresStrictFma) {
-  for (const char* op : {"attention", "attention_decode", "paged_attention_decode"}) {
+  for (const char* op : {"attention", "attention_decode", "paged_attention_decode", "mla_decode",
+                         "paged_mla_decode"}) {
     ASSERT_TRUE(declared(op).has_value()) << op;
     EXPECT_EQ(declared(op)->text(), "strict+fma") << op;
   }
-  EXPECT_FALSE(declared("mla_decode").has_value());  // MLA's absorbed decode stays in double
 }
 
 TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
@@ -301,6 +386,25 @@ TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
     }
   }
   EXPECT_EQ(judged, 30);  // attention.json: 13 cases, 30 (case, storage) pairs
+}
+
+// MLA's absorbed decode and its paged form: every built-in case (one over 5000 latents, split in
+// five ranges), in every storage it lists.
+TEST(GpuAttentionF32Math, BuiltinMlaCasesPassOnTheHost) {
+  int judged = 0;
+  for (const oracle::Case& c : oracle::load_case_file(oracle::builtin_cases_dir() + "/mla.json")) {
+    if (c.op != "mla_decode" && c.op != "paged_mla_decode") continue;
+    for (ref::Format f : c.formats) {
+      Harness h(c.source, f);
+      for_each_library([&](auto lib, const char* name) {
+        const oracle::VerifyRow row = h.judge(name, as_the_kernel<decltype(lib)>, declared(c.op));
+        EXPECT_TRUE(row.pass) << c.id << " " << ref::format_name(f) << " over " << name << ": "
+                              << row.detail;
+      });
+      ++judged;
+    }
+  }
+  EXPECT_EQ(judged, 16);  // mla.json: 7 cases, 16 (case, storage) pairs
 }
 
 nlohmann::json long_decode(int64_t cache_len, double cap = 0) {
