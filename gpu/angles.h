@@ -1,5 +1,5 @@
 // cos and sin of the large angles of the position kernels (gpu/sinusoidal_pe.cuh), as a
-// __host__ __device__ function so that a host test (tests/kernels/gpu_angles_test.cc) checks it against
+// __host__ __device__ function so that a host test (tests/kernels/gpu_angles_math_test.cc) checks it against
 // the exact reference on a machine without a device. Plain C++ when not compiled by nvcc; no
 // CUDA header.
 //

@@ -1,5 +1,5 @@
 // F20 routing of one token (reference/moe.h route) as __host__ __device__ code, so that a host
-// test (tests/kernels/gpu_moe_route_test.cc) checks the GPU kernel's very code against the exact
+// test (tests/kernels/gpu_moe_route_math_test.cc) checks the GPU kernel's very code against the exact
 // reference on a machine without a device. Plain C++ when not compiled by nvcc; no CUDA header.
 //
 // Steps, as the reference's: affinities s_i (the overflow-free sigmoid, or softmax over the row

@@ -1,5 +1,5 @@
 // The index math of the relative position kernels (gpu/relative_position.cuh), as
-// __host__ __device__ functions so that a host test (tests/kernels/gpu_relative_position_test.cc) checks
+// __host__ __device__ functions so that a host test (tests/kernels/gpu_relative_position_math_test.cc) checks
 // them against the reference and fast/t5_bias.h on a machine without a device: Shaw's table row
 // of a (query, key) pair and its logit, and T5's bucket of a relative position (integer
 // arithmetic only). Plain C++ when not compiled by nvcc; no CUDA header.

@@ -6,7 +6,7 @@
 // same thresholds), on shapes of several blocks and a partial one, causal and bidirectional,
 // long-context query offsets included; shaw_logits on a shape where the clip bites, run twice
 // bitwise identical. The oracle's verdicts on the built-in cases: gpu_backend_cases_test; the
-// kernels' index math on the host: gpu_relative_position_test.
+// kernels' index math on the host: gpu_relative_position_math_test.
 #include <gtest/gtest.h>
 
 #include <cstdint>

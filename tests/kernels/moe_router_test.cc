@@ -10,7 +10,7 @@
 // index; NaN first). The load-balance loss and P_i through the backends' adapter
 // (oracle/backends/moe_adapters.h), F22's bias update with its ulp row and bit for bit at
 // balanced loads; repeatability (thread counts on the CPU, a second run on the GPU) and argument
-// validation. The GPU router's per-token code on the host: gpu_moe_route_test.
+// validation. The GPU router's per-token code on the host: gpu_moe_route_math_test.
 #include <gtest/gtest.h>
 
 #include <algorithm>

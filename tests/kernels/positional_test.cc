@@ -17,7 +17,7 @@
 // Library-specific: T5's bucket (kernels::T5Buckets, the CPU build) against the reference's for
 // every relative position in ±2^20 and at every threshold; the GPU's encoding bit for bit the host
 // evaluation of gpu/angles.h, and with an unaligned output. The GPU kernels bitwise equal to the
-// CPU's: gpu_position_tables_test; their index math on the host: gpu_relative_position_test.
+// CPU's: gpu_position_tables_test; their index math on the host: gpu_relative_position_math_test.
 #ifdef LMO_TESTED_KERNELS_GPU
 #include <cuda_runtime.h>
 #endif
@@ -407,7 +407,7 @@ TYPED_TEST(KernelPositional, T5BiasArguments) {
 
 // The device evaluates gpu/angles.h with IEEE operations only (fma, rint, __dmul_rn, products
 // and sums that nvcc has nothing to contract in), so its f32 values are bit for bit the host's
-// evaluation of the same function, which gpu_angles_test shows correctly rounded.
+// evaluation of the same function, which gpu_angles_math_test shows correctly rounded.
 TEST(GpuSinusoidalPe, SameBitsAsTheHostEvaluation) {
   LMO_REQUIRE_KERNELS(GpuKernels);
   const int64_t tokens = 50, d = 256, half = d / 2;
