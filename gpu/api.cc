@@ -35,8 +35,7 @@ using kernels::detail::check_targets;
 
 // The scratch of a row-split launch (gpu/launch.h: softmax, logsumexp, cross_entropy).
 float* row_parts_scratch(Call& call, int64_t rows, int64_t n) {
-  return static_cast<float*>(
-      call.alloc(3 * static_cast<size_t>(rows * softmax_math::row_parts(n)) * sizeof(float)));
+  return call.alloc_floats(3 * rows * softmax_math::row_parts(n));
 }
 
 }  // namespace

@@ -62,11 +62,7 @@ void run_attention(const char* fn, Storage s, const void* q, const void* k, cons
     a.doc_ids = nullptr;
   }
   void* d_o = call.alloc(bytes_of(s, a.q_len * hd));
-  const int64_t scratch_floats = attention_scratch_floats(a);
-  auto* scratch =
-      scratch_floats > 0
-          ? static_cast<float*>(call.alloc(static_cast<size_t>(scratch_floats) * sizeof(float)))
-          : nullptr;
+  float* scratch = call.alloc_floats(attention_scratch_floats(a));
   call.run([=] { return launch_attention(s, dq, dk, dv, d_o, a, scale, scratch, nullptr); });
   call.download(o, d_o, bytes_of(s, a.q_len * hd));
   call.finish();
@@ -138,10 +134,7 @@ void mla_decode(Storage s, const void* q_c, const void* q_r, const void* c_kv, c
   const auto* dcs =
       static_cast<const float*>(call.upload(cos_sin.data(), cos_sin.size() * sizeof(float)));
   auto* work = static_cast<float*>(call.alloc(static_cast<size_t>(h * (dc + dr)) * sizeof(float)));
-  const int64_t scratch_floats = mla_scratch_floats(a);
-  auto* scratch = scratch_floats > 0 ? static_cast<float*>(call.alloc(
-                                           static_cast<size_t>(scratch_floats) * sizeof(float)))
-                                     : nullptr;
+  float* scratch = call.alloc_floats(mla_scratch_floats(a));
   void* d_o = call.alloc(bytes_of(s, h * dc));
   call.run([=] {
     return launch_mla_decode(s, dqc, dqr, dckv, dkr, dw, dcs, work, scratch, d_o, a, scale,

@@ -106,8 +106,7 @@ class DeviceBlock {
     const float scale =
         kernels::detail::checked_scale("gpu::decoder_block", 0.0f, c.head_dim, "1/√(d/h)");
     float* o = floats(n_);
-    const int64_t scratch_floats = attention_scratch_floats(c);
-    float* scratch = scratch_floats > 0 ? floats(scratch_floats) : nullptr;
+    float* scratch = call_.alloc_floats(attention_scratch_floats(c));
     call_.run([=, this] {
       return launch_attention(Storage::f32, q, k, v, o, c, scale, scratch, nullptr);
     });

@@ -1,8 +1,8 @@
-// The per-row math of the attention kernels (gpu/attention.cuh), as __host__ __device__
-// functions so that a host test (tests/kernels/gpu_attention_math_test.cc) checks them against
-// reference/attention.h on a machine without a device: which keys a query row sees, the scaled
-// and soft-capped logit, and the online softmax over key chunks with the reference's NaN/±inf
-// results. Plain C++ when not compiled by nvcc; no CUDA header.
+// The per-row math of the attention kernel (gpu/attention_f32.cuh), as __host__ __device__
+// functions so that host tests (tests/kernels/gpu_attention_math_test.cc,
+// gpu_attention_f32_math_test.cc) check them against reference/attention.h on a machine without
+// a device: which keys a query row sees and the online softmax over key chunks with the
+// reference's NaN/±inf results. Plain C++ when not compiled by nvcc; no CUDA header.
 #pragma once
 
 #include <cmath>
@@ -49,13 +49,6 @@ LMO_HD inline bool doc_visible(int mask, const int64_t* doc, int64_t t, int64_t 
   return mask != kDocument || doc[t] == doc[p];
 }
 
-// The logit of a dot product q·k (exact in double up to its rounding): (q·k)·scale, then
-// cap·tanh(s/cap) when cap > 0 (the reference's soft_cap_logit on the scaled logit).
-LMO_HD inline double attention_logit(double dot, double scale, double cap) {
-  const double s = dot * scale;
-  return cap > 0.0 ? cap * std::tanh(s / cap) : s;
-}
-
 // The running state of one row's online softmax over chunks of keys: the maximum m over the
 // visible logits so far (NaN-propagating), and whether any key was visible. The kernels keep
 // l = Σ e^{s_t − m} and the accumulators a_c = Σ e^{s_t − m} v_{t,c} rescaled by `alpha` at each
@@ -98,11 +91,5 @@ struct OnlineMaxOf {
   // Whether the row's outputs are the quotients a_c / l (else every output is NaN).
   LMO_HD bool finite_row() const { return any && std::isfinite(m); }
 };
-
-// The double kernels' exponential (CUDA's exp: ≤ 1 ulp of double).
-struct DoubleExp {
-  LMO_HD static double exp(double x) { return std::exp(x); }
-};
-using OnlineMax = OnlineMaxOf<double, DoubleExp>;
 
 }  // namespace lmo::gpu::attn

@@ -54,6 +54,11 @@ class Call {
     return p;
   }
 
+  // n floats on the device, or null for none (a launch's optional scratch).
+  float* alloc_floats(int64_t n) {
+    return n > 0 ? static_cast<float*>(alloc(static_cast<size_t>(n) * sizeof(float))) : nullptr;
+  }
+
   void* upload(const void* host, size_t bytes) {
     void* p = alloc(bytes);
     check("cudaMemcpy (host to device)", cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));

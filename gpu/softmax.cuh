@@ -34,6 +34,28 @@ struct RowParts {
   float* max;  // [rows · parts]
   float* bad;  // 1 where the part holds a NaN or infinite logit
   float* sum;  // S_b at the row's maximum
+
+  // Block i of a launch over the (row, part) pairs: its row r, its part b, the part's values
+  // [begin, end) within the row, and the row's statistics over all its parts.
+  struct Block {
+    int64_t r, b, begin, end;
+    const float *max, *bad, *sum;  // the row's parts' entries
+    __device__ float row_max(int64_t count) const { return softmax_math::parts_max(max, count); }
+    __device__ float row_sum(int64_t count) const { return softmax_math::parts_sum(sum, count); }
+    __device__ bool row_bad(int64_t count) const {
+      return softmax_math::parts_max(bad, count) != 0.0f;
+    }
+  };
+  __device__ Block block(int64_t i, int64_t n) const {
+    const int64_t r = i / parts, b = i % parts, row0 = r * parts;
+    return {r,
+            b,
+            softmax_math::part_begin(b),
+            softmax_math::part_end(b, n),
+            max + row0,
+            bad + row0,
+            sum + row0};
+  }
 };
 
 // Launch 1: each part's maximum of z' (z without a cap) and, for the cross-entropy
@@ -45,9 +67,9 @@ __global__ void __launch_bounds__(kThreads)
                         RowParts parts) {
   __shared__ float buf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
-    const int64_t r = i / parts.parts, b = i % parts.parts;
-    const int64_t begin = softmax_math::part_begin(b), len = softmax_math::part_end(b, n) - begin;
-    const T* zp = z + r * n + begin;
+    const RowParts::Block k = parts.block(i, n);
+    const int64_t len = k.end - k.begin;
+    const T* zp = z + k.r * n + k.begin;
     float bad = 0.0f;
     if (kBadToDouble) {
       for (int64_t j = threadIdx.x; j < len; j += kThreads) {
@@ -73,14 +95,11 @@ __global__ void __launch_bounds__(kThreads)
                         RowParts parts) {
   __shared__ float buf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
-    const int64_t r = i / parts.parts, b = i % parts.parts;
-    const int64_t row0 = r * parts.parts;
-    if (kBadToDouble && softmax_math::parts_max(parts.bad + row0, parts.parts) != 0.0f) {
-      continue;  // the double path
-    }
-    const float m = softmax_math::parts_max(parts.max + row0, parts.parts);
-    const int64_t begin = softmax_math::part_begin(b), len = softmax_math::part_end(b, n) - begin;
-    const T* zp = z + r * n + begin;
+    const RowParts::Block k = parts.block(i, n);
+    if (kBadToDouble && k.row_bad(parts.parts)) continue;  // the double path
+    const float m = k.row_max(parts.parts);
+    const int64_t len = k.end - k.begin;
+    const T* zp = z + k.r * n + k.begin;
     const auto zc = [zp, cap](int64_t j) { return softmax_math::capped(widen_f32(zp[j]), cap); };
     const float s = block_reduce(softmax_math::strided_exp_sum(zc, len, threadIdx.x, kThreads, m),
                                  buf, SumOp{});
@@ -94,12 +113,12 @@ __global__ void __launch_bounds__(kThreads)
     softmax_finish_kernel(const T* __restrict__ z, T* __restrict__ p, int64_t rows, int64_t n,
                           RowParts parts) {
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
-    const int64_t r = i / parts.parts, b = i % parts.parts;
-    const float m = softmax_math::parts_max(parts.max + r * parts.parts, parts.parts);
-    const float s = softmax_math::parts_sum(parts.sum + r * parts.parts, parts.parts);
-    const int64_t end = softmax_math::part_end(b, n);
-    for (int64_t j = softmax_math::part_begin(b) + threadIdx.x; j < end; j += kThreads) {
-      p[r * n + j] = store_f32<T>(softmax_math::probability(widen_f32(z[r * n + j]), m, s));
+    const RowParts::Block k = parts.block(i, n);
+    const float m = k.row_max(parts.parts), s = k.row_sum(parts.parts);
+    const T* zr = z + k.r * n;
+    T* pr = p + k.r * n;
+    for (int64_t j = k.begin + threadIdx.x; j < k.end; j += kThreads) {
+      pr[j] = store_f32<T>(softmax_math::probability(widen_f32(zr[j]), m, s));
     }
   }
 }
@@ -151,29 +170,27 @@ __global__ void __launch_bounds__(kThreads)
                                 T* __restrict__ grad) {
   __shared__ double dbuf[kThreads];
   for (int64_t i = blockIdx.x; i < rows * parts.parts; i += gridDim.x) {
-    const int64_t r = i / parts.parts, b = i % parts.parts;
-    const int64_t row0 = r * parts.parts;
+    const RowParts::Block blk = parts.block(i, n);
+    const int64_t r = blk.r;
     const T* zr = z + r * n;
     const int64_t t = target[r];
     T* gr = grad == nullptr ? nullptr : grad + r * n;
-    if (softmax_math::parts_max(parts.bad + row0, parts.parts) != 0.0f) {
-      if (b == 0) cross_entropy_row_double(zr, t, n, lambda, cap, loss + r, logz + r, gr, dbuf);
+    if (blk.row_bad(parts.parts)) {
+      if (blk.b == 0) cross_entropy_row_double(zr, t, n, lambda, cap, loss + r, logz + r, gr, dbuf);
       continue;
     }
-    const float m = softmax_math::parts_max(parts.max + row0, parts.parts);
-    const float s = softmax_math::parts_sum(parts.sum + row0, parts.parts);
+    const float m = blk.row_max(parts.parts), s = blk.row_sum(parts.parts);
     const softmax_math::CrossEntropyRow row =
         softmax_math::cross_entropy_row(static_cast<double>(m), static_cast<double>(s), lambda);
     const auto zc = [zr, cap](int64_t j) { return softmax_math::capped(widen_f32(zr[j]), cap); };
     const double zt = zc(t);
-    if (b == 0 && threadIdx.x == 0) {
+    if (blk.b == 0 && threadIdx.x == 0) {
       loss[r] = softmax_math::cross_entropy_loss(zt, row, lambda);
       logz[r] = static_cast<float>(row.lse);
     }
     if (gr == nullptr) continue;
     const float k = softmax_math::gradient_factor(row, s);
-    const int64_t end = softmax_math::part_end(b, n);
-    for (int64_t j = softmax_math::part_begin(b) + threadIdx.x; j < end; j += kThreads) {
+    for (int64_t j = blk.begin + threadIdx.x; j < blk.end; j += kThreads) {
       const float zj = widen_f32(zr[j]);
       gr[j] = store_f32<T>(j == t ? softmax_math::target_gradient(zt, zj, cap, row)
                                   : softmax_math::gradient(zj, cap, m, k));

@@ -39,6 +39,7 @@
 #include "oracle/ops/registry.h"
 #include "tests/support/bounded_libm.h"
 #include "tests/support/fast_cases.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/gpu_block.h"
 #include "tests/support/oracle_harness.h"
 
@@ -68,23 +69,11 @@ int mask_code(kernels::AttentionMask m) {
 }
 
 std::vector<float> widened(kernels::Storage s, const void* p, int64_t n) {
-  ref::Tensor t(ref::format_dtype(s == kernels::Storage::f32    ? ref::Format::f32
-                                  : s == kernels::Storage::bf16 ? ref::Format::bf16
-                                                                : ref::Format::f16),
-                {n});
-  std::memcpy(t.bytes().data(), p, t.bytes().size());
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = static_cast<float>(t.get(i));
-  return v;
+  return lmo::testing::floats_at(testdata::dtype_of(s), p, n);
 }
 
 void stored(kernels::Storage s, const std::vector<float>& v, void* p) {
-  ref::Tensor t(ref::format_dtype(s == kernels::Storage::f32    ? ref::Format::f32
-                                  : s == kernels::Storage::bf16 ? ref::Format::bf16
-                                                                : ref::Format::f16),
-                {static_cast<int64_t>(v.size())});
-  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[size_t(i)]);
-  std::memcpy(p, t.bytes().data(), t.bytes().size());
+  lmo::testing::store_floats(testdata::dtype_of(s), v, p);
 }
 
 float to_e4m3(float x) {
@@ -370,10 +359,11 @@ TEST(GpuAttentionF32Math, TheBackendDeclaresStrictFma) {
   }
 }
 
-TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
+// Every built-in case of a case file, in every storage it lists, passes under its declared
+// recipe over each library; returns how many (case, storage) pairs were judged.
+int expect_builtin_cases_pass(const char* file) {
   int judged = 0;
-  for (const oracle::Case& c :
-       oracle::load_case_file(oracle::builtin_cases_dir() + "/attention.json")) {
+  for (const oracle::Case& c : oracle::load_case_file(oracle::builtin_cases_dir() + "/" + file)) {
     for (ref::Format f : c.formats) {
       Harness h(c.source, f);
       for_each_library([&](auto lib, const char* name) {
@@ -385,26 +375,17 @@ TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
       ++judged;
     }
   }
-  EXPECT_EQ(judged, 30);  // attention.json: 13 cases, 30 (case, storage) pairs
+  return judged;
+}
+
+TEST(GpuAttentionF32Math, BuiltinCasesPassOnTheHost) {
+  EXPECT_EQ(expect_builtin_cases_pass("attention.json"), 30);  // 13 cases, 30 (case, storage) pairs
 }
 
 // MLA's absorbed decode and its paged form: every built-in case (one over 5000 latents, split in
 // five ranges), in every storage it lists.
 TEST(GpuAttentionF32Math, BuiltinMlaCasesPassOnTheHost) {
-  int judged = 0;
-  for (const oracle::Case& c : oracle::load_case_file(oracle::builtin_cases_dir() + "/mla.json")) {
-    if (c.op != "mla_decode" && c.op != "paged_mla_decode") continue;
-    for (ref::Format f : c.formats) {
-      Harness h(c.source, f);
-      for_each_library([&](auto lib, const char* name) {
-        const oracle::VerifyRow row = h.judge(name, as_the_kernel<decltype(lib)>, declared(c.op));
-        EXPECT_TRUE(row.pass) << c.id << " " << ref::format_name(f) << " over " << name << ": "
-                              << row.detail;
-      });
-      ++judged;
-    }
-  }
-  EXPECT_EQ(judged, 16);  // mla.json: 7 cases, 16 (case, storage) pairs
+  EXPECT_EQ(expect_builtin_cases_pass("mla.json"), 16);  // 7 cases, 16 (case, storage) pairs
 }
 
 nlohmann::json long_decode(int64_t cache_len, double cap = 0) {

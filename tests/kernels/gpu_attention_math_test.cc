@@ -1,9 +1,10 @@
-// gpu/attention_math.h, the per-row math that gpu/attention.cuh runs on the device, checked on
-// the host (plain C++, no device needed): the key ranges and document check against
-// reference/attention.h's attention_key_visible over every small shape; the logit against the
-// exact reference; and the kernel's row algorithm (chunks of keys, OnlineMax's rescaling and
-// special cases, the poison rule for −∞ logits) run sequentially on doubles and judged against
-// ref::attention in mp, with NaN, ±∞ and overflowing values placed in keys and values.
+// gpu/attention_math.h, the per-row math that gpu/attention_f32.cuh runs on the device, checked
+// on the host (plain C++, no device needed): the key ranges and document check against
+// reference/attention.h's attention_key_visible over every small shape; and the kernel's row
+// algorithm (chunks of keys, OnlineMaxOf's rescaling and special cases, the poison rule for −∞
+// logits) run sequentially on doubles, a model free of f32 rounding, and judged against
+// ref::attention in mp, with NaN, ±∞ and overflowing values placed in keys and values. (The f32
+// arithmetic itself: gpu_attention_f32_math_test.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +20,18 @@ namespace lmo::gpu::attn {
 namespace {
 
 using ref::mp;
+
+// The algorithm in double, as a model against the exact reference: the logit (q·k)·scale, then
+// cap·tanh(s/cap) when cap > 0 (the reference's soft_cap_logit on the scaled logit), and
+// OnlineMaxOf (the f32 kernel's online maximum) over doubles.
+double attention_logit(double dot, double scale, double cap) {
+  const double s = dot * scale;
+  return cap > 0.0 ? cap * std::tanh(s / cap) : s;
+}
+struct DoubleExp {
+  static double exp(double x) { return std::exp(x); }
+};
+using OnlineMax = OnlineMaxOf<double, DoubleExp>;
 
 ref::MaskKind ref_mask(int m) {
   switch (m) {

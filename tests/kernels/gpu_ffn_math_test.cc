@@ -24,6 +24,7 @@
 #include "oracle/ops/ffn.h"
 #include "oracle/ops/registry.h"
 #include "tests/support/bounded_libm.h"
+#include "tests/support/float_tensors.h"
 #include "tests/support/oracle_harness.h"
 #include "tests/support/truncating_store.h"
 
@@ -47,13 +48,7 @@ template <class L, Mutation M = Mutation::kNone>
 oracle::Outputs<double> ffn_as_the_kernels(const oracle::RunContext& ctx) {
   const oracle::FfnParams& p = dynamic_cast<const oracle::FfnOp&>(ctx.op).params();
   // Stored values widened exactly (f32 holds every bf16 and f16 value).
-  const auto floats = [&](const char* name) {
-    const ref::Tensor& t = ctx.in.at(name);
-    std::vector<float> v(static_cast<size_t>(t.numel()));
-    for (int64_t i = 0; i < t.numel(); ++i)
-      v[static_cast<size_t>(i)] = static_cast<float>(t.get(i));
-    return v;
-  };
+  const auto floats = [&](const char* name) { return lmo::testing::floats(ctx.in.at(name)); };
   const auto widen = [](float v) { return v; };
   const std::vector<float> x = floats("x"), up = floats(p.gated ? "w" : "w1"), w2 = floats("w2");
   const std::vector<float> v = p.gated ? floats("v") : std::vector<float>{};

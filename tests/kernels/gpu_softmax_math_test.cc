@@ -108,7 +108,7 @@ enum class Mutation { kNone, kDropLastLane };
 
 // A softmax, online_softmax or logsumexp case evaluated as gpu/softmax.cuh does, over library L:
 // the f32 results (store_outputs rounds them to the storage, nearest-even, as store_f32 does).
-template <class L, Mutation M = Mutation::kNone>
+template <class L, Mutation M = Mutation::kNone, Split X = Split::kRight>
 oracle::Outputs<double> as_the_kernel(const oracle::RunContext& ctx) {
   const oracle::SoftmaxParams& p = dynamic_cast<const oracle::SoftmaxOp&>(ctx.op).params();
   const std::vector<float> z = lmo::testing::floats(ctx.in.at("z"));
@@ -116,7 +116,7 @@ oracle::Outputs<double> as_the_kernel(const oracle::RunContext& ctx) {
   for (int64_t r = 0; r < p.rows; ++r) {
     const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * p.n + j)]; };
     float m = 0.0f, s = 0.0f;
-    split_max_sum<L>(zr, p.n, m, s, M == Mutation::kDropLastLane);
+    split_max_sum<L, X>(zr, p.n, m, s, M == Mutation::kDropLastLane);
     if (p.kind == oracle::SoftmaxKind::kLogsumexp) {
       out[0].values.push_back(softmax_math::log_sum_exp<L>(m, s));
     } else {
@@ -295,14 +295,10 @@ TEST(GpuSoftmaxMath, CrossEntropyWideCappedAndSpecialRowsPassOnTheHost) {
 template <class L>
 struct HostKernels {
   static std::vector<float> widened(ref::DType dt, const void* p, int64_t numel) {
-    ref::Tensor t(dt, {numel});
-    std::memcpy(t.bytes().data(), p, t.bytes().size());
-    return lmo::testing::floats(t);
+    return lmo::testing::floats_at(dt, p, numel);
   }
   static void store(ref::DType dt, const std::vector<float>& v, void* p) {
-    ref::Tensor t(dt, {static_cast<int64_t>(v.size())});
-    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v[static_cast<size_t>(i)]);
-    std::memcpy(p, t.bytes().data(), t.bytes().size());
+    lmo::testing::store_floats(dt, v, p);
   }
   static void softmax(kernels::Storage s, const void* z, void* p, int64_t rows, int64_t n) {
     const std::vector<float> zv = widened(testdata::dtype_of(s), z, rows * n);
@@ -485,23 +481,8 @@ TEST(GpuSoftmaxMath, SplitRowsPassOnTheHost) {
   nlohmann::json c = softmax_case("softmax", 2);
   c["params"]["n"] = 20000;
   Harness h(c, ref::Format::f32);
-  expect_caught(
-      h,
-      [](const oracle::RunContext& ctx) {
-        const oracle::SoftmaxParams& p = dynamic_cast<const oracle::SoftmaxOp&>(ctx.op).params();
-        const std::vector<float> z = lmo::testing::floats(ctx.in.at("z"));
-        oracle::Outputs<double> out(1);
-        for (int64_t r = 0; r < p.rows; ++r) {
-          const auto zr = [&](int64_t j) { return z[static_cast<size_t>(r * p.n + j)]; };
-          float m = 0.0f, s = 0.0f;
-          split_max_sum<f32::CudaF32, Split::kDropLastPart>(zr, p.n, m, s);
-          for (int64_t j = 0; j < p.n; ++j) {
-            out[0].values.push_back(softmax_math::probability(zr(j), m, s));
-          }
-        }
-        return out;
-      },
-      "softmax whose combine drops the last part's sum");
+  expect_caught(h, as_the_kernel<f32::CudaF32, Mutation::kNone, Split::kDropLastPart>,
+                "softmax whose combine drops the last part's sum");
 }
 
 }  // namespace
